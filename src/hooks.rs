@@ -10,7 +10,9 @@
 //! before the rename (`ingest`); `identify` makes the identification of every batch of a
 //! migration after the first fail, as an unreadable payload would (`migrate::ahead`);
 //! `check-after-batch` aborts a `store check` run once its first batch is committed, and
-//! `check-batch-of-one` makes its batches one object each (`store::fixity`).
+//! `check-batch-of-one` makes its batches one object each (`store::fixity`);
+//! `migrate-after-commit` aborts `store migrate` once it has committed its first object on one
+//! replica (`store::ocfl::migrate`).
 
 /// The environment variable naming the points.
 #[cfg(feature = "test-hooks")]

@@ -21,7 +21,7 @@
 //! | give back the original ARC files | [`unmigrate`] | [`UnmigrateOptions`] |
 //! | deduplicate across packages, and undo it | [`make_dedup_table`], [`restore_revisits`] | [`DedupTableOptions`] |
 //! | export as WACZ, or as E-ARK | [`export_wacz`], [`export_eark`], [`export_eark_in`] | [`WaczOptions`], [`EarkType`] |
-//! | store on every replica | [`store_package`]; on an open [`Store`]: [`store_put`], [`store_check`], [`store_repair`], [`store_get`], [`store_rebuild_state`], [`store_remove`] | [`StoreConfig`], [`AuditOptions`], [`StoreCheckOptions`], [`StoreGet`] |
+//! | store on every replica | [`store_package`]; on an open [`Store`]: [`store_put`], [`store_check`], [`store_repair`], [`store_get`], [`store_rebuild_state`], [`store_remove`], [`store_migrate`] | [`StoreConfig`], [`AuditOptions`], [`StoreCheckOptions`], [`StoreGet`] |
 //!
 //! [`audit_package_with_progress`], [`ingest_package_with_progress`] and
 //! [`export_wacz_with_progress`] are the same calls with a progress callback.

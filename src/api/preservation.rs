@@ -1,6 +1,6 @@
 //! Keeping packages: audit them, make archival packages of submissions, keep them on
 //! replicas and export them for other systems. Each call is what one `webaip` command does
-//! (`audit`, `ingest`, `store put|check|repair|get|rebuild-state|remove`, `export wacz|eark`),
+//! (`audit`, `ingest`, `store put|check|repair|get|rebuild-state|remove|migrate`, `export wacz|eark`),
 //! with a progress callback where the command draws a bar; the calls in the crate root's table
 //! ([`crate::audit_package`], [`crate::ingest_package`], ...) are the same without one.
 
@@ -38,6 +38,10 @@ pub use crate::store::{
     Detection as StoreCheckDetection, SampleOdds as StoreSampleOdds, SampleSize as StoreSampleSize,
     SampleSizeError as StoreSampleSizeError, SeenSummary as StoreSeenSummary,
     Selection as StoreCheckSelection, detection_probability as store_detection_probability,
+};
+pub use crate::store::{
+    MigrateRefused as StoreMigrateRefused, MigrateReport as StoreMigrateReport,
+    MigratedPackage as StoreMigratedPackage,
 };
 
 /// Audits the package at `package` as [`crate::audit_package`] does; `progress` hears of the
@@ -161,6 +165,23 @@ pub fn store_list(store: &Store) -> Result<Vec<ObjectOnReplica>, StoreError> {
 /// that is not a complete, verified package is named in [`RebuildStateReport::refused`].
 pub fn store_rebuild_state(store: &Store) -> Result<RebuildStateReport, StoreError> {
     store.rebuild_state()
+}
+
+/// Moves a store's file system replicas from the webaip layout to OCFL storage roots, in
+/// place: each package becomes an object at v1 whose content is the old files, hard-linked
+/// (copied where a link is refused), hashed once and checked against the state database and
+/// the package manifest; the old files go only once the object is committed and checks clean.
+/// Resumable; a damaged package is refused with its files left as they were. Once no package
+/// is left, the configuration at `config_path` is switched to `layout = "ocfl"`
+/// ([`StoreMigrateReport::switched`]). A bucket replica refuses the migration. `progress`
+/// hears of the bytes placed.
+pub fn store_migrate(
+    store: &Store,
+    config: &StoreConfig,
+    config_path: &Path,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<StoreMigrateReport, StoreError> {
+    store.migrate_to_ocfl(config, config_path, progress)
 }
 
 /// Deletes the package `objid` from every replica (with `dry_run`, lists what it would

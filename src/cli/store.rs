@@ -8,10 +8,10 @@ use webaip::{
     AuditOptions, EarkType, ObjectLog, ObjectOnReplica, OcflCheckReport, OcflProvenance,
     OcflRepairReport, PutReport, Store, StoreCheckOptions, StoreCheckReport, StoreCheckRun,
     StoreCheckSchedule, StoreCheckSelection, StoreCheckVerdict, StoreConfig, StoreCopyOutcome,
-    StoreCopyStatus, StoreError, StoreGet, StoreGetReport, StoreRemoveReport, StoreRepairReport,
-    StoreSampleSize, bytes_to_put, escape_controls, parse_size, store_check, store_check_objects,
-    store_get, store_list, store_log, store_put, store_rebuild_state, store_remove, store_repair,
-    store_repair_objects,
+    StoreCopyStatus, StoreError, StoreGet, StoreGetReport, StoreMigrateReport, StoreRemoveReport,
+    StoreRepairReport, StoreSampleSize, bytes_to_put, escape_controls, parse_size, store_check,
+    store_check_objects, store_get, store_list, store_log, store_migrate, store_put,
+    store_rebuild_state, store_remove, store_repair, store_repair_objects,
 };
 
 use super::{EXIT_ERROR, EXIT_FINDINGS, Kinded};
@@ -98,6 +98,12 @@ enum Action {
     /// Recreate the state database from what the replicas hold.
     #[command(after_long_help = REBUILD_JSON)]
     RebuildState,
+    /// Move every file system replica from the webaip layout to an OCFL storage root, in
+    /// place: each package becomes an object at v1 (its files hard-linked, hashed and checked),
+    /// its old files deleted only once the object checks clean. Resumable. When no package is
+    /// left, the configuration is switched to layout = "ocfl".
+    #[command(after_long_help = MIGRATE_JSON)]
+    Migrate,
     /// Delete a package from every replica (refused while other stored packages require it).
     #[command(after_long_help = REMOVE_JSON)]
     Remove {
@@ -185,6 +191,13 @@ const LIST_JSON: &str = r#"JSON (--json), one object:
    "head": "v1", "inventory_sha512": "...", "provenance": "recorded", "bytes": 81234}, ...]}"#;
 const REBUILD_JSON: &str = r#"JSON (--json), one object:
   {"kind": "rebuild-state", "packages": ["OBJID", ...], "refused": []}"#;
+const MIGRATE_JSON: &str = r#"JSON (--json), one object:
+  {"kind": "migrate", "replicas": ["disk-a", "disk-b"], "objects_migrated": 2,
+   "bytes_linked": 162468, "bytes_copied": 0, "remaining": 0, "switched": true,
+   "migrated": [{"package": "OBJID", "object": "abc/def/012/OBJID", "files": 9, ...}],
+   "refused": [{"package": "OBJID", "reason": "..."}], "unrecorded_dirs": []}
+Exit status: 0 every package moved and the configuration switched, 1 packages left (refused,
+or not moved), 2 refused (a bucket replica, another migrate running)."#;
 const REMOVE_JSON: &str = r#"JSON (--json), one object:
   {"kind": "remove", "package": "OBJID", "dir": "...", "dry_run": true, "removed": false,
    "replicas": [{"replica": "disk", "deleted": [...], "error": null}]}"#;
@@ -300,6 +313,7 @@ pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
             run_remove(&store, &package, RemoveConsent { dry_run, yes }, shown)
         }
         Action::RebuildState => run_rebuild_state(&store, shown),
+        Action::Migrate => run_migrate(&store, &config, &args.config, shown),
     }
 }
 
@@ -641,6 +655,53 @@ fn print_get(request: &StoreGet, r: &StoreGetReport) {
 struct RemoveConsent {
     dry_run: bool,
     yes: bool,
+}
+
+/// `store migrate`: exit 0 when every package moved and the configuration is switched, 1
+/// when packages are left.
+fn run_migrate(
+    store: &Store,
+    config: &StoreConfig,
+    path: &Path,
+    shown: Shown,
+) -> anyhow::Result<i32> {
+    let bar = super::progress::bytes_bar(0, shown.silent());
+    bar.set_message("moving packages to OCFL");
+    let r = store_migrate(store, config, path, &|n| bar.inc(n));
+    bar.finish_and_clear();
+    let r = r?;
+    shown.report("migrate", &r, print_migrate)?;
+    Ok(if r.switched { 0 } else { EXIT_FINDINGS })
+}
+
+fn print_migrate(r: &StoreMigrateReport) {
+    for m in &r.migrated {
+        println!("moved {} to {}", escape_controls(&m.package), escape_controls(&m.object));
+    }
+    for f in &r.refused {
+        println!("NOT MOVED {}: {}", escape_controls(&f.package), escape_controls(&f.reason));
+    }
+    for d in &r.unrecorded_dirs {
+        println!(
+            "left: {} (a package directory the state database does not record: `store rebuild-state`, then migrate again)",
+            escape_controls(d)
+        );
+    }
+    println!(
+        "{} package(s) moved ({} bytes linked, {} copied), {} refused, {} left in the webaip layout",
+        r.objects_migrated,
+        r.bytes_linked,
+        r.bytes_copied,
+        r.refused.len(),
+        r.remaining
+    );
+    if r.switched {
+        println!("every replica is an OCFL storage root: the configuration says layout = \"ocfl\"");
+    } else {
+        println!(
+            "NOT DONE: the store stays in the webaip layout until every package is moved (run `store migrate` again)"
+        );
+    }
 }
 
 /// `store remove`: nothing without `--yes` or `--dry-run`; a refusal is exit 2, a removal

@@ -108,6 +108,24 @@ pub enum StoreError {
         #[source]
         source: io::Error,
     },
+    /// `store migrate`'s lock (beside the state database) cannot be taken.
+    #[error("cannot take the migration lock {}: {why}", path.display(), why = crate::layout::describe_io(source))]
+    MigrateLock {
+        /// The lock file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+    /// `store migrate` moved every package but cannot switch the configuration file to
+    /// `layout = "ocfl"`.
+    #[error("store configuration: {}: every package is moved to OCFL, but the file cannot be switched to layout = \"ocfl\" ({why}): set it on every replica yourself", path.display())]
+    ConfigSwitch {
+        /// The configuration file.
+        path: PathBuf,
+        /// Why.
+        why: String,
+    },
     /// A scratch directory (for a copy fetched during a repair) cannot be made.
     #[error("cannot make a scratch directory: {why}", why = crate::layout::describe_io(.0))]
     Scratch(#[source] io::Error),
@@ -493,6 +511,22 @@ pub enum StoreRefusal {
         /// The lock it holds.
         lock: std::path::PathBuf,
     },
+    /// `store migrate` of a store with a bucket replica.
+    #[error(
+        "replica {0:?} is a bucket: `store migrate` converts file system replicas only (OCFL is not written to buckets in this version); nothing was migrated, and the store keeps working in the webaip layout as it is"
+    )]
+    MigrateBucket(String),
+    /// Another `store migrate` holds the store's migration lock.
+    #[error("another `store migrate` of this store is running (it holds {}); run this one when it ends", lock.display())]
+    MigrateRunning {
+        /// The lock it holds.
+        lock: std::path::PathBuf,
+    },
+    /// A put in the webaip layout to a store `store migrate` has begun to move to OCFL.
+    #[error(
+        "this store is being moved to OCFL storage roots (`store migrate` began, its state database says so): a put in the webaip layout is refused; run `store migrate` until it completes, then put to the OCFL layout"
+    )]
+    Migrating,
     /// `store check --resume` with no check run left unfinished.
     #[error("no check run is unfinished (killed or stopped): nothing to resume")]
     NothingToResume,

@@ -52,8 +52,9 @@ pub use fixity::{
     Selection, Verdict as CheckVerdict, detection_probability,
 };
 pub use ocfl::{
-    Adopted, FindingKind, InventoryFault, ObjectLog, ObjectOnReplica, ObjectRepair,
-    OcflCheckReport, OcflFinding, OcflRepairReport, Provenance, VersionEntry,
+    Adopted, FindingKind, InventoryFault, MigrateRefused, MigrateReport, MigratedPackage,
+    ObjectLog, ObjectOnReplica, ObjectRepair, OcflCheckReport, OcflFinding, OcflRepairReport,
+    Provenance, VersionEntry,
 };
 use replica::{FsReplica, HashingFile, Replica, Source};
 pub use state::SeenSummary;
@@ -301,10 +302,14 @@ impl Store {
         if self.ocfl.is_some() {
             return self.ocfl_get(identifier, file, None, to);
         }
-        let files = self
-            .state()
-            .package_files(identifier)?
-            .ok_or_else(|| StoreRefusal::NotInState(identifier.into()))?;
+        let Some(files) = self.state().package_files(identifier)? else {
+            // Moved to an OCFL object by `store migrate` (still under way): read from there.
+            if self.anchors(Some(identifier))?.of(&ocfl::layout::object_path(identifier)).is_some()
+            {
+                return self.ocfl_get(identifier, file, None, to);
+            }
+            return Err(StoreRefusal::NotInState(identifier.into()).into());
+        };
         let wanted: Vec<&FileRecord> =
             files.iter().filter(|f| file.is_none_or(|w| w == f.path)).collect();
         if wanted.is_empty() {

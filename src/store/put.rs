@@ -47,6 +47,9 @@ impl Store {
         if let Some(roots) = &self.ocfl {
             return self.ocfl_put(roots, dir, audit, progress);
         }
+        if self.state().migration_begun()? {
+            return Err(StoreRefusal::Migrating.into());
+        }
         let ReadPackage { identifier, files, digest, requires } = read_package(dir)?;
         refuse_damaged(dir, audit, None)?;
         let pdir = checked_package_dir(&identifier)?;

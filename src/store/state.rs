@@ -14,6 +14,7 @@ const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 use super::StoreError;
 
+mod migration;
 mod runs;
 pub use runs::SeenSummary;
 pub(crate) use runs::{NewRun, ObjectOutcome, Pick, PlannedObject, RunCounts, RunRecord, Universe};

@@ -28,7 +28,7 @@ fn rocfl_bin() -> PathBuf {
         .expect("rocfl is installed (scripts/setup-rocfl.sh, run by scripts/setup-test-env.sh)")
 }
 
-fn rocfl(root: &Path, args: &[&str]) -> Output {
+pub(super) fn rocfl(root: &Path, args: &[&str]) -> Output {
     let o = Command::new(rocfl_bin())
         .arg("--no-styles")
         .arg("--root")
@@ -40,12 +40,12 @@ fn rocfl(root: &Path, args: &[&str]) -> Output {
     o
 }
 
-fn text(o: &Output) -> String {
+pub(super) fn text(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).expect("rocfl prints UTF-8")
 }
 
 /// `rocfl ls --digest --tsv` of one version: logical path to SHA-512.
-fn listed(root: &Path, id: &str, version: &str) -> BTreeMap<String, String> {
+pub(super) fn listed(root: &Path, id: &str, version: &str) -> BTreeMap<String, String> {
     text(&rocfl(root, &["ls", "--digest", "--tsv", "--version", version, id]))
         .lines()
         .map(|line| {

@@ -23,12 +23,14 @@ pub(crate) mod fixity;
 pub(crate) mod fs;
 pub(crate) mod inventory;
 pub(crate) mod layout;
+pub(crate) mod migrate;
 pub(crate) mod ops;
 pub(crate) mod put;
 pub(crate) mod repair;
 
 pub use anchor::Provenance;
 pub use check::{FindingKind, ObjectOnReplica, OcflFinding};
+pub use migrate::{MigrateRefused, MigrateReport, MigratedPackage};
 pub use ops::{ObjectLog, OcflCheckReport, VersionEntry};
 pub use repair::{Adopted, ObjectRepair, OcflRepairReport};
 

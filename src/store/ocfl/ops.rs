@@ -114,7 +114,7 @@ pub(crate) fn survey(r: &dyn Replica) -> Result<Survey, StoreError> {
 }
 
 /// The SHA-512 of bytes, in hex.
-fn sha512_of(bytes: &[u8]) -> String {
+pub(super) fn sha512_of(bytes: &[u8]) -> String {
     let mut h = Sha512::new();
     h.update(bytes);
     hex(&h.finalize())
@@ -370,7 +370,7 @@ impl Store {
     }
 
     /// Who and why, for a new version: the configured user, else `$USER`.
-    fn version_meta(&self, message: &str) -> VersionMeta {
+    pub(super) fn version_meta(&self, message: &str) -> VersionMeta {
         let name = self
             .user
             .name
@@ -454,7 +454,7 @@ impl Store {
 
 /// Writes the new version's inventories into a stage holding its files, checks the staged
 /// object and commits it on `root`; returns the new inventory's SHA-512.
-fn commit_version(
+pub(super) fn commit_version(
     root: &FsRoot,
     stage: Stage,
     replacing: bool,
@@ -475,11 +475,11 @@ fn commit_version(
 }
 
 /// What a put commits: the object, the package's files, the new inventory.
-struct NewVersion<'a> {
-    obj: &'a str,
-    inv: &'a Inventory,
-    versions: Versions,
-    files: &'a [PackageFile],
+pub(super) struct NewVersion<'a> {
+    pub(super) obj: &'a str,
+    pub(super) inv: &'a Inventory,
+    pub(super) versions: Versions,
+    pub(super) files: &'a [PackageFile],
 }
 
 impl NewVersion<'_> {

@@ -1,0 +1,683 @@
+//! `store migrate`: the file system replicas of a store moved, in place, from the webaip
+//! layout (a directory per package) to OCFL 1.1 storage roots, each package an object at
+//! `v1` (the webaip layout is write-once: it never holds two versions of one OBJID).
+//!
+//! Per package, on every replica: each old file is hard-linked into a stage in the replica's
+//! work directory (copied, synced, where the file system refuses the link), hashed once
+//! (SHA-512, read from the staged file, the very inode committed) and compared with the state
+//! database's record and with the package manifest; the inventory is written and the object
+//! committed by rename, by the put's own commit ([`super::ops::commit_version`], which checks
+//! the staged object first); the committed object is checked on OCFL terms; only then are
+//! the package's old files deleted and the webaip layout's records of it dropped. A package
+//! damaged on any replica is refused whole: nothing of it is moved and nothing deleted, and
+//! `store repair` (which works on what is not migrated yet) can mend it first.
+//!
+//! Resumable: the state database keeps every package not yet moved, and the inventory of an
+//! object is recorded before it is committed anywhere; a rerun takes a committed object it
+//! recorded as done (checked deeply, since this run did not hash it), builds the missing
+//! replicas' objects with the same inventory, and removes what a killed run left of the old
+//! files. A half-made object only ever exists in a stage, which the next run removes.
+//!
+//! Meanwhile the configuration keeps `layout = "webaip"`: `store get` reads a package from its
+//! old files or, once moved, from its object; `check` and `repair` cover the packages not
+//! moved yet; a put is refused. Once no package is left, the configuration is switched to
+//! `layout = "ocfl"` (rewritten whole, then renamed over the old file).
+
+use std::collections::BTreeMap;
+use std::io::{self, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::check::{Head, check_object, read_head};
+use super::fs::{FsRoot, Stage};
+use super::inventory::{Inventory, LogicalFile, Versions, next_version};
+use super::layout::{OBJECT_DECLARATION, ROOT_DECLARATION, object_path, root_files};
+use super::ops::{NewVersion, commit_version, sha512_of};
+use crate::layout::{self as confined, MANIFEST};
+use crate::store::config::{ReplicaKind, StoreConfig};
+use crate::store::replica::{FsReplica, HashingFile, Replica};
+use crate::store::state::FileRecord;
+use crate::store::{
+    ConfigProblem, CopyFailure, PackageFile, Store, StoreError, StoreRefusal, checked_package_dir,
+};
+
+/// The result of `store migrate`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MigrateReport {
+    /// The replicas, in the configuration's order.
+    pub replicas: Vec<String>,
+    /// The packages moved by this run.
+    pub migrated: Vec<MigratedPackage>,
+    /// How many packages this run moved.
+    pub objects_migrated: u64,
+    /// Bytes that became object content by a hard link (every replica counted).
+    pub bytes_linked: u64,
+    /// Bytes copied (where a link was refused), every replica counted.
+    pub bytes_copied: u64,
+    /// The packages not moved, and why: their old files are all still there.
+    pub refused: Vec<MigrateRefused>,
+    /// Packages still in the webaip layout after this run.
+    pub remaining: u64,
+    /// Package directories of the webaip layout the state database does not record.
+    pub unrecorded_dirs: Vec<String>,
+    /// True when the configuration now says `layout = "ocfl"` (switched by this run, or
+    /// before).
+    pub switched: bool,
+}
+
+/// One package moved.
+#[derive(Debug, Clone, Serialize)]
+pub struct MigratedPackage {
+    /// The package identifier (METS OBJID), the object's id.
+    pub package: String,
+    /// The object's directory in every storage root.
+    pub object: String,
+    /// Files of the package.
+    pub files: u64,
+    /// Bytes linked on every replica.
+    pub bytes_linked: u64,
+    /// Bytes copied on every replica.
+    pub bytes_copied: u64,
+}
+
+/// A package `store migrate` did not move.
+#[derive(Debug, Clone, Serialize)]
+pub struct MigrateRefused {
+    /// The package identifier.
+    pub package: String,
+    /// Why (naming the replica and the file).
+    pub reason: String,
+}
+
+/// Why one package is not moved (the others go on).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum MigrateFault {
+    /// What the store could not do (a file missing or unreadable, a commit refused...).
+    #[error(transparent)]
+    Store(Box<StoreError>),
+    /// A file's bytes are not the ones recorded.
+    #[error(
+        "replica {replica}: {file}: SHA-512 {found}, the state database records {recorded}: damaged; nothing of the package is moved or deleted (`store repair` mends it, then migrate again)"
+    )]
+    Damaged {
+        /// The replica.
+        replica: String,
+        /// The package file.
+        file: String,
+        /// What its bytes hash to.
+        found: String,
+        /// What the state database records.
+        recorded: String,
+    },
+    /// The package manifest disagrees with the state database.
+    #[error(
+        "replica {replica}: the package manifest and the state database disagree on {file}: nothing of the package is moved"
+    )]
+    ManifestDisagrees {
+        /// The replica.
+        replica: String,
+        /// The file.
+        file: String,
+    },
+    /// Something in the package's directory that no record accounts for.
+    #[error(
+        "replica {replica}: {key} is in the package's directory but in no record of the package ({why}): nothing of the package is moved or deleted; take it away, then migrate again"
+    )]
+    Unrecorded {
+        /// The replica.
+        replica: String,
+        /// Its key.
+        key: String,
+        /// What it is.
+        why: String,
+    },
+    /// A recorded name that is no name inside a package.
+    #[error("the state database records file {0:?}, which is no name inside a package")]
+    UnsafeName(String),
+    /// An object webaip did not build for this package is where its object goes.
+    #[error(
+        "replica {replica}: object {object} is already there, and it is not the one migrate built for this package: nothing is moved"
+    )]
+    ObjectInTheWay {
+        /// The replica.
+        replica: String,
+        /// The object's directory.
+        object: String,
+    },
+    /// The committed object does not check clean.
+    #[error(
+        "replica {replica}: the object committed for it does not check clean ({key}: {detail}): the old files are kept"
+    )]
+    NotClean {
+        /// The replica.
+        replica: String,
+        /// What is wrong, where.
+        key: String,
+        /// What is wrong.
+        detail: String,
+    },
+}
+
+impl From<StoreError> for MigrateFault {
+    fn from(e: StoreError) -> Self {
+        MigrateFault::Store(Box::new(e))
+    }
+}
+
+impl From<crate::store::IdentifierProblem> for MigrateFault {
+    fn from(e: crate::store::IdentifierProblem) -> Self {
+        StoreError::from(e).into()
+    }
+}
+
+/// A file placed in a stage: its size, its SHA-512, whether it was linked (not copied).
+struct Placed {
+    size: u64,
+    sha512: String,
+    linked: bool,
+}
+
+/// What one package's move is about: its records, directory and object.
+struct Moving<'a> {
+    id: &'a str,
+    files: &'a [FileRecord],
+    pdir: String,
+    obj: String,
+}
+
+/// Bytes linked and copied.
+#[derive(Default)]
+struct Tally {
+    linked: u64,
+    copied: u64,
+}
+
+fn replica_err(replica: &str, key: &str, e: impl Into<CopyFailure>) -> StoreError {
+    StoreError::Replica { replica: replica.into(), key: key.into(), source: Box::new(e.into()) }
+}
+
+impl Store {
+    /// Moves every package of this store's file system replicas from the webaip layout to
+    /// OCFL storage roots, in place (see the module's description), then switches the
+    /// configuration at `config_path` to `layout = "ocfl"` once none is left. A bucket
+    /// replica refuses the whole migration before anything is done. `progress` hears of the
+    /// bytes placed.
+    pub fn migrate_to_ocfl(
+        &self,
+        config: &StoreConfig,
+        config_path: &Path,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<MigrateReport, StoreError> {
+        let replicas = self.replicas.iter().map(|r| r.name().to_string()).collect();
+        let mut report = MigrateReport { replicas, ..Default::default() };
+        if self.is_ocfl() {
+            report.switched = true;
+            return Ok(report);
+        }
+        let roots = migration_roots(config, config_path)?;
+        let _lock = self.migrate_lock()?;
+        self.state().begin_migration()?;
+        for root in &roots {
+            declare_in_place(root)?;
+        }
+        let ids = self.state().package_identifiers()?;
+        for id in ids {
+            match self.migrate_package(&roots, &id, progress) {
+                Ok(m) => {
+                    report.objects_migrated += 1;
+                    report.bytes_linked += m.bytes_linked;
+                    report.bytes_copied += m.bytes_copied;
+                    report.migrated.push(m);
+                }
+                Err(fault) => {
+                    report.refused.push(MigrateRefused { package: id, reason: fault.to_string() })
+                }
+            }
+        }
+        self.finish_migration(config_path, &mut report)?;
+        Ok(report)
+    }
+
+    /// Counts what is left; when nothing is, switches the configuration and records the end.
+    fn finish_migration(
+        &self,
+        config_path: &Path,
+        report: &mut MigrateReport,
+    ) -> Result<(), StoreError> {
+        report.remaining = self.state().package_identifiers()?.len() as u64;
+        for r in &self.replicas {
+            report
+                .unrecorded_dirs
+                .extend(r.packages()?.into_iter().map(|d| format!("{}: {d}", r.name())));
+        }
+        if report.remaining > 0 || !report.unrecorded_dirs.is_empty() {
+            return Ok(());
+        }
+        switch_config(config_path)?;
+        self.state().end_migration()?;
+        report.switched = true;
+        Ok(())
+    }
+
+    /// The store's migration lock (a `flock` on a file beside the state database), taken
+    /// without waiting: two migrations of one store at once are refused.
+    fn migrate_lock(&self) -> Result<std::fs::File, StoreError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut name = self.state_path.clone().into_os_string();
+        name.push(".migrate-lock");
+        let path = PathBuf::from(name);
+        let failed = |source| StoreError::MigrateLock { path: path.clone(), source };
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+            .map_err(failed)?;
+        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(file),
+            Err(rustix::io::Errno::WOULDBLOCK) => {
+                Err(StoreRefusal::MigrateRunning { lock: path.clone() }.into())
+            }
+            Err(e) => Err(failed(e.into())),
+        }
+    }
+
+    /// Moves one package on every replica, or refuses it with everything of it left where it
+    /// was.
+    fn migrate_package(
+        &self,
+        roots: &[FsRoot],
+        id: &str,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<MigratedPackage, MigrateFault> {
+        let files = self
+            .state()
+            .package_files(id)?
+            .ok_or_else(|| StoreError::from(StoreRefusal::NotInState(id.into())))?;
+        for f in &files {
+            if confined::confined_name(&f.path).ok().as_deref() != Some(f.path.as_str())
+                || f.path.starts_with('.')
+            {
+                return Err(MigrateFault::UnsafeName(f.path.clone()));
+            }
+        }
+        let m = Moving { id, files: &files, pdir: checked_package_dir(id)?, obj: object_path(id) };
+        // Every replica's object lock, as a put takes them, for the whole move.
+        let _locks = roots.iter().map(|r| r.lock(id)).collect::<Result<Vec<_>, _>>()?;
+        let held = self.held_objects(&m)?;
+        let (inv, versions) = match held.iter().flatten().next() {
+            Some(h) => (h.inv.clone(), h.versions),
+            None => self.first_inventory(&m),
+        };
+        let sha = sha512_of(&inv.to_bytes());
+        let mut tally = Tally::default();
+        let mut stages = Vec::new();
+        for (i, root) in roots.iter().enumerate() {
+            if held[i].is_some() {
+                stages.push(None);
+                continue;
+            }
+            self.nothing_unrecorded(i, &m)?;
+            stages.push(Some(stage_package(root, &m, &inv, &mut tally, progress)?));
+        }
+        let records: Vec<PackageFile> = files.iter().map(PackageFile::from).collect();
+        let new = NewVersion { obj: &m.obj, inv: &inv, versions, files: &records };
+        self.commit_all(roots, &new, stages, &sha)?;
+        for (i, root) in roots.iter().enumerate() {
+            checked_clean(root, &m.obj, held[i].is_some())?;
+        }
+        for (r, root) in self.replicas.iter().zip(roots) {
+            remove_old(r.as_ref(), root, &m)?;
+        }
+        self.state().forget_package(id)?;
+        let (bytes_linked, bytes_copied) = (tally.linked, tally.copied);
+        Ok(MigratedPackage {
+            package: id.into(),
+            object: m.obj,
+            files: files.len() as u64,
+            bytes_linked,
+            bytes_copied,
+        })
+    }
+
+    /// Each replica's object of the package: `None` where there is none yet, the head where
+    /// a migrate committed it (its inventory is recorded); anything else refuses the package.
+    fn held_objects(&self, m: &Moving) -> Result<Vec<Option<Head>>, MigrateFault> {
+        let anchors = self.anchors(Some(m.id))?;
+        let anchor = anchors.of(&m.obj);
+        let mut out = Vec::new();
+        let mut first: Option<String> = None;
+        for r in &self.replicas {
+            let head = read_head(r.as_ref(), m.id)?;
+            if let Some(h) = &head {
+                let ours = anchor.is_some_and(|a| a.knows(&h.sha512)) && h.versions.head == 1;
+                let same = first.as_ref().is_none_or(|f| *f == h.sha512);
+                // Rebuilt from its parse, the inventory must give the bytes committed: the
+                // other replicas get the same.
+                let again = sha512_of(&h.inv.to_bytes()) == h.sha512;
+                if !(ours && same && again) {
+                    let (replica, object) = (r.name().into(), m.obj.clone());
+                    return Err(MigrateFault::ObjectInTheWay { replica, object });
+                }
+                first = Some(h.sha512.clone());
+            }
+            out.push(head);
+        }
+        Ok(out)
+    }
+
+    /// The package's version 1, as the state database records its files.
+    fn first_inventory(&self, m: &Moving) -> (Inventory, Versions) {
+        let logical: Vec<LogicalFile> = m
+            .files
+            .iter()
+            .map(|f| LogicalFile { path: f.path.clone(), sha512: f.sha512.clone() })
+            .collect();
+        let digest = m.files.iter().find(|f| f.path == MANIFEST).map(|f| f.sha512.as_str());
+        let put = self.state().accepted_at(m.id).ok().flatten();
+        let message = format!(
+            "store migrate: moved from the webaip layout (manifest SHA-512 {}; put {})",
+            digest.unwrap_or("unknown"),
+            put.as_deref().unwrap_or("at an unrecorded time")
+        );
+        let meta = self.version_meta(&message);
+        // A first version always differs from no version at all.
+        next_version(None, m.id, &logical, meta).unwrap_or_else(|| unreachable!())
+    }
+
+    /// Refuses the package when its directory on replica `i` holds anything no record of it
+    /// accounts for (a link, a FIFO, a file the package does not have): it would be lost.
+    fn nothing_unrecorded(&self, i: usize, m: &Moving) -> Result<(), MigrateFault> {
+        let r = self.replicas[i].as_ref();
+        r.clean_temporaries(&m.pdir)?;
+        for o in r.list(&m.pdir)? {
+            let rel = o.key.strip_prefix(&format!("{}/", m.pdir)).unwrap_or(&o.key);
+            let why = match (&o.problem, m.files.iter().any(|f| f.path == rel)) {
+                (Some(p), _) => p.clone(),
+                (None, false) => "a file the package does not have".into(),
+                (None, true) => continue,
+            };
+            return Err(MigrateFault::Unrecorded { replica: r.name().into(), key: o.key, why });
+        }
+        Ok(())
+    }
+
+    /// Records the inventory, then commits each stage and records each commit.
+    fn commit_all(
+        &self,
+        roots: &[FsRoot],
+        new: &NewVersion,
+        stages: Vec<Option<Stage>>,
+        sha: &str,
+    ) -> Result<(), MigrateFault> {
+        let id = new.inv.id.as_str();
+        // Recorded before any commit: an object a killed run committed is still one it made.
+        self.note_predating()?;
+        self.state().record_ocfl_inventory(id, &new.inv.head, sha)?;
+        for ((r, root), stage) in self.replicas.iter().zip(roots).zip(stages) {
+            if let Some(stage) = stage {
+                let committed = commit_version(root, stage, false, new)?;
+                self.state().record_ocfl_head(id, r.name(), &new.inv.head, &committed)?;
+                if crate::hooks::fail_at("migrate-after-commit") {
+                    std::process::abort(); // a test of what a kill leaves
+                }
+            } else {
+                self.state().record_ocfl_head(id, r.name(), &new.inv.head, sha)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Each replica's storage root and work directory; a bucket refuses the migration.
+fn migration_roots(config: &StoreConfig, path: &Path) -> Result<Vec<FsRoot>, StoreError> {
+    let mut out = Vec::new();
+    for r in &config.replicas {
+        let ReplicaKind::Fs { root, work } = &r.kind else {
+            return Err(StoreRefusal::MigrateBucket(r.name.clone()).into());
+        };
+        let work = work.clone().unwrap_or_else(|| FsRoot::default_work(root));
+        let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        if canonical(&work).starts_with(canonical(root)) {
+            let problem = ConfigProblem::WorkInsideRoot(r.name.clone());
+            return Err(StoreError::ConfigRefused { path: path.into(), problem });
+        }
+        out.push(FsRoot { name: r.name.clone(), root: root.clone(), work });
+    }
+    Ok(out)
+}
+
+/// Declares the replica's root an OCFL storage root (its declaration last), beside the old
+/// layout's partitions, which the migration empties: their two-digit names are never the
+/// layout's three-digit tuples.
+fn declare_in_place(root: &FsRoot) -> Result<(), StoreError> {
+    let err = |key: &str, e: io::Error| replica_err(&root.name, key, e);
+    match confined::metadata_in(&root.root, ROOT_DECLARATION.0) {
+        Ok(_) => return Ok(()),
+        Err(e) if e.is_not_found() => {}
+        Err(e) => return Err(replica_err(&root.name, ROOT_DECLARATION.0, e)),
+    }
+    std::fs::create_dir_all(&root.root).map_err(|e| err("", e))?;
+    for (name, bytes) in root_files() {
+        match confined::create_in(&root.root, &name) {
+            Ok(mut f) => io::Write::write_all(&mut f, &bytes)
+                .and_then(|()| f.sync_all())
+                .map_err(|e| err(&name, e))?,
+            Err(confined::ConfineError::Io { source, .. })
+                if source.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(replica_err(&root.name, &name, e)),
+        }
+    }
+    std::fs::File::open(&root.root).and_then(|d| d.sync_all()).map_err(|e| err("", e))
+}
+
+/// A stage on `root` holding the package's object at v1 (inventories aside): every content
+/// file placed from the old layout and checked against its record, then the manifest.
+fn stage_package(
+    root: &FsRoot,
+    m: &Moving,
+    inv: &Inventory,
+    tally: &mut Tally,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Stage, MigrateFault> {
+    let stage = root.stage(&m.obj)?;
+    stage.write(OBJECT_DECLARATION.0, OBJECT_DECLARATION.1.as_bytes())?;
+    let by_path: BTreeMap<&str, &FileRecord> =
+        m.files.iter().map(|f| (f.path.as_str(), f)).collect();
+    let prefix = format!("{}/{}/", inv.head, inv.content_dir());
+    for (content, _) in inv.content() {
+        let logical = content.strip_prefix(&prefix).unwrap_or(content);
+        let Some(f) = by_path.get(logical) else {
+            return Err(MigrateFault::UnsafeName(logical.into()));
+        };
+        let placed = place(root, &stage, &format!("{}/{}", m.pdir, f.path), content)?;
+        if placed.sha512 != f.sha512.to_ascii_lowercase() {
+            return Err(MigrateFault::Damaged {
+                replica: root.name.clone(),
+                file: f.path.clone(),
+                found: placed.sha512,
+                recorded: f.sha512.clone(),
+            });
+        }
+        *(if placed.linked { &mut tally.linked } else { &mut tally.copied }) += placed.size;
+        progress(placed.size);
+    }
+    manifest_agrees(root, &stage, inv, m.files)?;
+    Ok(stage)
+}
+
+/// The staged manifest (hashed already) must list every recorded file but itself, with the
+/// recorded digest, and nothing else.
+fn manifest_agrees(
+    root: &FsRoot,
+    stage: &Stage,
+    inv: &Inventory,
+    files: &[FileRecord],
+) -> Result<(), MigrateFault> {
+    let disagrees = |file: &str| MigrateFault::ManifestDisagrees {
+        replica: root.name.clone(),
+        file: file.into(),
+    };
+    let manifest = files.iter().find(|f| f.path == MANIFEST).ok_or_else(|| disagrees(MANIFEST))?;
+    let content = inv.content_path(&manifest.sha512).ok_or_else(|| disagrees(MANIFEST))?;
+    let tree = stage.tree();
+    let file =
+        confined::open_in(&tree, content).map_err(|e| replica_err(&root.name, content, e))?;
+    let shown = format!("{}: {MANIFEST}", root.name);
+    let lines = crate::store::manifest_names(BufReader::new(file), &shown).map_err(|e| {
+        StoreError::from(StoreRefusal::Package { dir: tree.join(content), problem: e.into() })
+    })?;
+    let listed: BTreeMap<String, String> = lines.into_iter().collect();
+    for f in files.iter().filter(|f| f.path != MANIFEST) {
+        if !listed.get(&f.path).is_some_and(|d| d.eq_ignore_ascii_case(&f.sha512)) {
+            return Err(disagrees(&f.path));
+        }
+    }
+    if let Some(extra) = listed.keys().find(|k| !files.iter().any(|f| f.path == **k)) {
+        return Err(disagrees(extra));
+    }
+    Ok(())
+}
+
+/// Places old file `key` of `root` at `content` in the stage's tree: a hard link, or where
+/// the file system refuses one, a copy synced; then its SHA-512, read once from the staged
+/// file (the inode the object keeps).
+fn place(root: &FsRoot, stage: &Stage, key: &str, content: &str) -> Result<Placed, StoreError> {
+    let err = |k: &str, e: CopyFailure| replica_err(&root.name, k, e);
+    // Opened first to refuse links and anything but a regular file on the way.
+    let source = confined::open_in(&root.root, key).map_err(|e| err(key, e.into()))?;
+    let tree = stage.tree();
+    if let Some((dir, _)) = content.rsplit_once('/') {
+        confined::create_dirs_in(&tree, dir).map_err(|e| err(content, e.into()))?;
+    }
+    match std::fs::hard_link(root.root.join(key), tree.join(content)) {
+        Ok(()) => {
+            let staged = confined::open_in(&tree, content).map_err(|e| err(content, e.into()))?;
+            let (size, sha512) = hash(staged).map_err(|e| err(content, e.into()))?;
+            Ok(Placed { size, sha512, linked: true })
+        }
+        Err(e) if link_refused(&e) => {
+            let out = confined::create_in(&tree, content).map_err(|e| err(content, e.into()))?;
+            let (size, sha512) = copy(source, out).map_err(|e| err(content, e.into()))?;
+            Ok(Placed { size, sha512, linked: false })
+        }
+        Err(e) => Err(err(key, e.into())),
+    }
+}
+
+/// Whether a failed hard link is the file system's refusal (another file system, links not
+/// supported or not allowed, too many links), after which a copy is made instead.
+fn link_refused(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EXDEV | libc::EPERM | libc::EMLINK | libc::ENOTSUP | libc::EACCES)
+    )
+}
+
+/// The size and SHA-512 of what `file` holds.
+fn hash(mut file: std::fs::File) -> io::Result<(u64, String)> {
+    let mut h = crate::formats::digest::Sha512::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut n = 0u64;
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => return Ok((n, crate::formats::digest::hex(&h.finalize()))),
+            Ok(k) => {
+                h.update(&buf[..k]);
+                n += k as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Copies `from` to `to`, hashing what is written; synced.
+fn copy(mut from: std::fs::File, to: std::fs::File) -> io::Result<(u64, String)> {
+    let mut out = HashingFile::new(to);
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match from.read(&mut buf) {
+            Ok(0) => return out.finish(),
+            Ok(k) => out.write(&buf[..k])?,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The committed object must check clean; `deep` (every content file hashed) where this run
+/// did not hash what it holds (committed by a run that was killed).
+fn checked_clean(root: &FsRoot, obj: &str, deep: bool) -> Result<(), MigrateFault> {
+    let view = FsReplica::ocfl(&root.name, &root.root);
+    let listing = view.list(obj)?;
+    let checked = check_object(&view, obj, &listing, deep);
+    match checked.findings.into_iter().next() {
+        None => Ok(()),
+        Some(f) => {
+            Err(MigrateFault::NotClean { replica: root.name.clone(), key: f.key, detail: f.detail })
+        }
+    }
+}
+
+/// Deletes the package's old files (the manifest first, as `store remove` does, so a replica
+/// stopped part-way holds nothing that looks like a whole package), its claim, its directory,
+/// and its partition when that is left empty. What a killed run deleted already is no error.
+fn remove_old(r: &dyn Replica, root: &FsRoot, m: &Moving) -> Result<(), StoreError> {
+    match confined::open_dir_in(&root.root, &m.pdir) {
+        Ok(_) => {}
+        Err(e) if e.is_not_found() => return Ok(()),
+        Err(e) => return Err(replica_err(r.name(), &m.pdir, e)),
+    }
+    r.clean_temporaries(&m.pdir)?;
+    let mut keys: Vec<&str> = m.files.iter().map(|f| f.path.as_str()).collect();
+    keys.sort_by_key(|k| (*k != MANIFEST, *k));
+    for k in keys {
+        r.delete(&format!("{}/{k}", m.pdir))?;
+    }
+    r.unclaim(&m.pdir)?;
+    r.remove_empty_dirs(&m.pdir)?;
+    if let Some((partition, _)) = m.pdir.split_once('/') {
+        // Fails, as it should, while other packages are in it (or it is not a directory).
+        let _ = std::fs::remove_dir(root.root.join(partition));
+    }
+    Ok(())
+}
+
+/// Rewrites the configuration with `layout = "ocfl"` on every replica: written whole beside
+/// it, synced, loaded back as a store configuration, then renamed over it.
+fn switch_config(path: &Path) -> Result<(), StoreError> {
+    let fail = |why: String| StoreError::ConfigSwitch { path: path.into(), why };
+    let text = std::fs::read_to_string(path).map_err(|e| fail(confined::describe_io(&e)))?;
+    let mut doc: toml_edit::DocumentMut =
+        text.parse().map_err(|e: toml_edit::TomlError| fail(e.to_string()))?;
+    let replicas = doc
+        .get_mut("replica")
+        .and_then(|i| i.as_array_of_tables_mut())
+        .ok_or_else(|| fail("its replicas are not [[replica]] tables".into()))?;
+    for t in replicas.iter_mut() {
+        t.insert("layout", toml_edit::value("ocfl"));
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temp = path.with_file_name(format!(".{name}.webaip-migrate"));
+    let _ = std::fs::remove_file(&temp); // a killed run's
+    let written =
+        std::fs::OpenOptions::new().write(true).create_new(true).open(&temp).and_then(|mut f| {
+            io::Write::write_all(&mut f, doc.to_string().as_bytes()).and_then(|()| f.sync_all())
+        });
+    written.map_err(|e| fail(confined::describe_io(&e)))?;
+    let loaded = StoreConfig::load(&temp);
+    if !loaded.as_ref().is_ok_and(|c| {
+        c.replicas.iter().all(|r| r.layout == crate::store::config::ReplicaLayout::Ocfl)
+    }) {
+        let _ = std::fs::remove_file(&temp);
+        return Err(fail(
+            loaded.err().map_or("not every replica says ocfl".into(), |e| e.to_string()),
+        ));
+    }
+    std::fs::rename(&temp, path).map_err(|e| fail(confined::describe_io(&e)))?;
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(|e| fail(confined::describe_io(&e)))
+}

@@ -1,0 +1,358 @@
+//! `webaip store migrate`: a store of the webaip layout (two file system replicas) moved in
+//! place to OCFL storage roots. Every replica is then validated by ocfl-py (0 errors, 0
+//! warnings) and read by rocfl, two implementations independent of webaip; every package
+//! comes back byte for byte; the content is the old files' own inodes (linked, not copied).
+//! A migrate killed after a commit goes on when run again; a damaged old file refuses its
+//! package with every old file left as it was; hostile old layouts lead nowhere outside.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use super::ocfl::{assert_ocfl_valid, files_of, no_env};
+use super::ocfl_rocfl::{listed, rocfl, text};
+use super::{objid, store};
+use crate::util::{Package, package, repo, stored_dir};
+
+/// Two file system replicas of the webaip layout, `disk-a` and `disk-b`.
+fn webaip_config(dir: &Path) -> PathBuf {
+    let mut text = format!(
+        "# a store to move\nstate = \"{}\"\n\n[user]\nname = \"webaip tests\"\naddress = \"mailto:tests@example.org\"\n",
+        dir.join("state.sqlite").display()
+    );
+    for name in ["disk-a", "disk-b"] {
+        text.push_str(&format!(
+            "\n[[replica]]\nname = \"{name}\"\ntype = \"fs\"\nroot = \"{}\"\n",
+            dir.join(name).display()
+        ));
+    }
+    let path = dir.join("store.toml");
+    fs::write(&path, text).unwrap();
+    path
+}
+
+/// The samples packaged (heritrix-job, nedlib, mirror), each under `dir/<name>`.
+fn samples(dir: &Path, names: &[&str]) -> Vec<PathBuf> {
+    names
+        .iter()
+        .map(|name| {
+            let out = dir.join(format!("pkg-{name}"));
+            let args = Package::new().quiet().args(&["--deterministic"]);
+            package(args, &out, &[&repo().join("samples").join(name)]).succeeded();
+            out
+        })
+        .collect()
+}
+
+fn put_all(cfg: &Path, pkgs: &[PathBuf]) {
+    for p in pkgs {
+        let (code, r) = store(&no_env(), cfg, &["put", p.to_str().unwrap()]);
+        assert_eq!(code, 0, "{r:#}");
+        assert_eq!(r["packages"][0]["accepted"], true, "{r:#}");
+    }
+}
+
+fn migrate(cfg: &Path) -> (i32, serde_json::Value) {
+    store(&no_env(), cfg, &["migrate"])
+}
+
+/// `store get` of each package into a new folder: every file byte for byte.
+fn assert_gets_back(cfg: &Path, tmp: &Path, pkgs: &[PathBuf], tag: &str) {
+    for p in pkgs {
+        let id = objid(p);
+        let to = tmp.join(format!("got-{tag}-{}", p.file_name().unwrap().to_string_lossy()));
+        let (code, r) = store(&no_env(), cfg, &["get", &id, "--out", to.to_str().unwrap()]);
+        assert_eq!(code, 0, "{r:#}");
+        assert_eq!(files_of(&to), files_of(p), "{id}");
+    }
+}
+
+/// Partition directories of the webaip layout left in a root.
+fn partitions(root: &Path) -> Vec<String> {
+    fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.len() == 2)
+        .collect()
+}
+
+/// The object directory of `id` below a root (walked for, not derived from webaip's code).
+fn object_of(root: &Path, id: &str) -> Option<PathBuf> {
+    walkdir::WalkDir::new(root)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name() == "inventory.json" && e.depth() == 5)
+        .find(|e| {
+            let inv: serde_json::Value =
+                serde_json::from_slice(&fs::read(e.path()).unwrap()).unwrap();
+            inv["id"] == id
+        })
+        .map(|e| e.path().parent().unwrap().to_path_buf())
+}
+
+fn size_of(dir: &Path) -> u64 {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.metadata().unwrap().len())
+        .sum()
+}
+
+fn inodes(dir: &Path) -> BTreeMap<String, u64> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file() && !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| {
+            let rel = e.path().strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+            (rel, e.metadata().unwrap().ino())
+        })
+        .collect()
+}
+
+/// rocfl validates each root, lists each object's v1 with the package's own digests and
+/// gives every file back byte for byte.
+fn assert_rocfl_reads(root: &Path, pkgs: &[PathBuf]) {
+    let report = text(&rocfl(root, &["validate"]));
+    assert!(report.contains(&format!("Total objects:   {}", pkgs.len())), "{report}");
+    assert!(report.contains("Invalid objects: 0"), "{report}");
+    assert!(report.contains("Storage issues:  0"), "{report}");
+    for p in pkgs {
+        let id = objid(p);
+        let expected = files_of(p);
+        assert_eq!(listed(root, &id, "1"), expected, "{id}");
+        for path in expected.keys() {
+            let o = rocfl(root, &["cat", "--version", "1", &id, path]);
+            assert_eq!(o.stdout, fs::read(p.join(path)).unwrap(), "{id} {path}");
+        }
+    }
+}
+
+#[test]
+fn migrate_moves_a_webaip_store_in_place_and_ocfl_py_and_rocfl_read_every_replica() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkgs = samples(tmp.path(), &["heritrix-job", "nedlib", "mirror"]);
+    let cfg = webaip_config(tmp.path());
+    put_all(&cfg, &pkgs);
+    let first = stored_dir(&objid(&pkgs[0]));
+    let old = inodes(&tmp.path().join("disk-a").join(&first));
+    let bytes: u64 = pkgs.iter().map(|p| size_of(p)).sum();
+
+    let (code, r) = migrate(&cfg);
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(r["kind"], "migrate");
+    assert_eq!(r["objects_migrated"], 3, "{r:#}");
+    assert_eq!((r["remaining"].as_u64(), r["switched"].as_bool()), (Some(0), Some(true)));
+    assert_eq!(r["refused"], serde_json::json!([]));
+    // Linked, never copied: each replica's bytes once.
+    assert_eq!(
+        (r["bytes_linked"].as_u64(), r["bytes_copied"].as_u64()),
+        (Some(2 * bytes), Some(0))
+    );
+    let config = fs::read_to_string(&cfg).unwrap();
+    assert_eq!(config.matches("layout = \"ocfl\"").count(), 2, "{config}");
+    assert!(config.starts_with("# a store to move\n"), "the rest of the file is kept: {config}");
+
+    for d in ["disk-a", "disk-b"] {
+        let root = tmp.path().join(d);
+        assert_ocfl_valid(&root, 3);
+        assert_eq!(partitions(&root), Vec::<String>::new(), "{d}: old layout left");
+        assert_rocfl_reads(&root, &pkgs);
+    }
+    // The object's content is the old files' own inodes.
+    let obj = object_of(&tmp.path().join("disk-a"), &objid(&pkgs[0])).unwrap();
+    let now = inodes(&obj.join("v1/content"));
+    assert_eq!(now, old.into_iter().filter(|(k, _)| now.contains_key(k)).collect());
+    // One content file per distinct digest (OCFL keeps identical files once).
+    let digests: std::collections::BTreeSet<String> = files_of(&pkgs[0]).into_values().collect();
+    assert_eq!(now.len(), digests.len());
+
+    assert_gets_back(&cfg, tmp.path(), &pkgs, "after");
+    let (code, c) = store(&no_env(), &cfg, &["check", "--deep"]);
+    assert_eq!((code, &c["clean"]), (0, &serde_json::json!(true)), "{c:#}");
+    // The store is an OCFL store now: the same package again is a no-op, and migrate again
+    // has nothing to do.
+    let (code, again) = store(&no_env(), &cfg, &["put", pkgs[1].to_str().unwrap()]);
+    assert_eq!((code, &again["packages"][0]["version"]), (0, &serde_json::json!("v1")));
+    let (code, r) = migrate(&cfg);
+    assert_eq!((code, &r["objects_migrated"]), (0, &serde_json::json!(0)), "{r:#}");
+}
+
+#[test]
+fn a_migrate_killed_after_a_commit_goes_on_and_reads_work_meanwhile() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkgs = samples(tmp.path(), &["heritrix-job", "nedlib"]);
+    let cfg = webaip_config(tmp.path());
+    put_all(&cfg, &pkgs);
+    let o = crate::util::webaip_command()
+        .args(["store", "--config", cfg.to_str().unwrap(), "--json", "migrate"])
+        .env("WEBAIP_FAIL_AT", "migrate-after-commit")
+        .output()
+        .unwrap();
+    assert!(o.status.code().is_none(), "the hook aborts: {o:?}");
+    // One object committed on one replica, its old files all there; nothing switched.
+    let committed: usize = ["disk-a", "disk-b"]
+        .iter()
+        .map(|d| {
+            pkgs.iter().filter(|p| object_of(&tmp.path().join(d), &objid(p)).is_some()).count()
+        })
+        .sum();
+    assert_eq!(committed, 1);
+    assert!(!fs::read_to_string(&cfg).unwrap().contains("ocfl"));
+    // Meanwhile: reads work, puts in the old layout are refused.
+    assert_gets_back(&cfg, tmp.path(), &pkgs, "meanwhile");
+    let o = crate::util::webaip_command()
+        .args(["store", "--config", cfg.to_str().unwrap(), "put", pkgs[0].to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("`store migrate` began"), "{err}");
+
+    let (code, r) = migrate(&cfg);
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!((r["objects_migrated"].as_u64(), r["switched"].as_bool()), (Some(2), Some(true)));
+    for d in ["disk-a", "disk-b"] {
+        assert_ocfl_valid(&tmp.path().join(d), 2);
+    }
+    // The object the killed run committed and the one made after it are the same bytes.
+    let inv = |d: &str| {
+        fs::read(object_of(&tmp.path().join(d), &objid(&pkgs[0])).unwrap().join("inventory.json"))
+            .unwrap()
+    };
+    assert_eq!(inv("disk-a"), inv("disk-b"));
+    assert_gets_back(&cfg, tmp.path(), &pkgs, "after");
+    let (code, c) = store(&no_env(), &cfg, &["check", "--deep"]);
+    assert_eq!((code, &c["clean"]), (0, &serde_json::json!(true)), "{c:#}");
+}
+
+#[test]
+fn a_damaged_old_file_refuses_its_package_and_nothing_of_it_is_deleted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkgs = samples(tmp.path(), &["heritrix-job", "nedlib"]);
+    let cfg = webaip_config(tmp.path());
+    put_all(&cfg, &pkgs);
+    let dir = tmp.path().join("disk-b").join(stored_dir(&objid(&pkgs[0])));
+    let warc = fs::read_dir(dir.join("content")).unwrap().next().unwrap().unwrap().path();
+    let mut bytes = fs::read(&warc).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x55; // same size, other bytes
+    fs::write(&warc, &bytes).unwrap();
+    let before: Vec<_> = ["disk-a", "disk-b"]
+        .iter()
+        .map(|d| files_of(&tmp.path().join(d).join(stored_dir(&objid(&pkgs[0])))))
+        .collect();
+
+    let (code, r) = migrate(&cfg);
+    assert_eq!(code, 1, "{r:#}");
+    assert_eq!((r["objects_migrated"].as_u64(), r["remaining"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(r["switched"], false);
+    let refused = &r["refused"][0];
+    assert_eq!(refused["package"], objid(&pkgs[0]).as_str());
+    let reason = refused["reason"].as_str().unwrap();
+    assert!(reason.contains("disk-b") && reason.contains("damaged"), "{reason}");
+    for (d, was) in ["disk-a", "disk-b"].iter().zip(&before) {
+        let root = tmp.path().join(d);
+        assert_eq!(&files_of(&root.join(stored_dir(&objid(&pkgs[0])))), was, "{d}");
+        assert!(object_of(&root, &objid(&pkgs[0])).is_none(), "{d}: no object for it");
+        assert!(object_of(&root, &objid(&pkgs[1])).is_some());
+    }
+    assert!(!fs::read_to_string(&cfg).unwrap().contains("ocfl"));
+    // The store still serves it (from the copy that verifies), and repair mends the damage in
+    // the old layout; then the migration completes.
+    assert_gets_back(&cfg, tmp.path(), &pkgs, "meanwhile");
+    let (code, rp) = store(&no_env(), &cfg, &["repair", "--deep"]);
+    assert_eq!(code, 0, "{rp:#}");
+    let (code, r) = migrate(&cfg);
+    assert_eq!((code, &r["switched"]), (0, &serde_json::json!(true)), "{r:#}");
+    for d in ["disk-a", "disk-b"] {
+        assert_ocfl_valid(&tmp.path().join(d), 2);
+    }
+    assert_gets_back(&cfg, tmp.path(), &pkgs, "after");
+}
+
+#[test]
+fn hostile_old_layouts_lead_nowhere_outside_the_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkgs = samples(tmp.path(), &["heritrix-job", "nedlib", "mirror"]);
+    let cfg = webaip_config(tmp.path());
+    put_all(&cfg, &pkgs);
+    let outside = tmp.path().join("outside");
+    fs::create_dir(&outside).unwrap();
+    // Package 0: its METS on disk-a replaced by a link to a file outside with the same bytes.
+    let dir0 = tmp.path().join("disk-a").join(stored_dir(&objid(&pkgs[0])));
+    fs::copy(dir0.join("METS.xml"), outside.join("METS.xml")).unwrap();
+    fs::remove_file(dir0.join("METS.xml")).unwrap();
+    std::os::unix::fs::symlink(outside.join("METS.xml"), dir0.join("METS.xml")).unwrap();
+    // Package 1: the state database records a name that leaves the package.
+    let db = rusqlite::Connection::open(tmp.path().join("state.sqlite")).unwrap();
+    db.execute(
+        "UPDATE file SET path = '../../../outside/stolen' WHERE path = 'METS.xml'
+         AND package_id = (SELECT id FROM package WHERE identifier = ?1)",
+        [objid(&pkgs[1])],
+    )
+    .unwrap();
+    drop(db);
+    // Package 2: a file in its directory the package does not have.
+    let dir2 = tmp.path().join("disk-b").join(stored_dir(&objid(&pkgs[2])));
+    fs::write(dir2.join("notes.txt"), b"someone's notes").unwrap();
+    let outside_before = files_of(&outside);
+
+    let (code, r) = migrate(&cfg);
+    assert_eq!(code, 1, "{r:#}");
+    assert_eq!((r["objects_migrated"].as_u64(), r["remaining"].as_u64()), (Some(0), Some(3)));
+    let reasons: Vec<&str> =
+        r["refused"].as_array().unwrap().iter().map(|f| f["reason"].as_str().unwrap()).collect();
+    assert_eq!(reasons.len(), 3, "{r:#}");
+    assert!(
+        reasons.iter().any(|s| s.contains("symbolic link") || s.contains("link")),
+        "{reasons:?}"
+    );
+    assert!(reasons.iter().any(|s| s.contains("no name inside a package")), "{reasons:?}");
+    assert!(reasons.iter().any(|s| s.contains("notes.txt")), "{reasons:?}");
+    assert_eq!(files_of(&outside), outside_before, "nothing outside was touched");
+    assert_eq!(fs::symlink_metadata(outside.join("METS.xml")).unwrap().nlink(), 1);
+    assert!(dir2.join("notes.txt").is_file());
+    for d in ["disk-a", "disk-b"] {
+        let root = tmp.path().join(d);
+        assert!(pkgs.iter().all(|p| object_of(&root, &objid(p)).is_none()), "{d}");
+        assert!(!partitions(&root).is_empty());
+    }
+    // No object anywhere outside the roots either: the work directories hold no stage.
+    for d in ["disk-a.webaip-work", "disk-b.webaip-work"] {
+        let stages = fs::read_dir(tmp.path().join(d))
+            .map(|it| {
+                it.filter_map(Result::ok)
+                    .filter(|e| e.file_name().to_string_lossy().starts_with(".ocfl-stage"))
+                    .count()
+            })
+            .unwrap_or(0);
+        assert_eq!(stages, 0, "{d}");
+    }
+}
+
+#[cfg(feature = "s3")]
+#[test]
+fn a_store_with_a_bucket_replica_is_refused_and_left_as_it_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("store.toml");
+    let text = format!(
+        "state = \"{}\"\n\n[[replica]]\nname = \"disk\"\ntype = \"fs\"\nroot = \"{}\"\n\n[[replica]]\nname = \"bucket\"\ntype = \"s3\"\nendpoints = [\"http://127.0.0.1:9\"]\nbucket = \"b\"\n",
+        tmp.path().join("state.sqlite").display(),
+        tmp.path().join("disk").display()
+    );
+    fs::write(&cfg, &text).unwrap();
+    let o = crate::util::webaip_command()
+        .args(["store", "--config", cfg.to_str().unwrap(), "migrate"])
+        .env("AWS_ACCESS_KEY_ID", "x")
+        .env("AWS_SECRET_ACCESS_KEY", "y")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("\"bucket\" is a bucket") && err.contains("webaip layout"), "{err}");
+    assert_eq!(fs::read_to_string(&cfg).unwrap(), text);
+    assert!(!tmp.path().join("disk").join("0=ocfl_1.1").exists());
+}

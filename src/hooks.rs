@@ -13,6 +13,10 @@
 //! `check-batch-of-one` makes its batches one object each (`store::fixity`);
 //! `migrate-after-commit` aborts `store migrate` once it has committed its first object on one
 //! replica (`store::ocfl::migrate`).
+//!
+//! Beside the named points, `WEBAIP_KILL_AT_WRITE=N` kills the process (SIGKILL) at the Nth
+//! write, sync or rename of an OCFL store run (`write_point`), and `WEBAIP_COUNT_WRITES`
+//! names a file that counts them.
 
 /// The environment variable naming the points.
 #[cfg(feature = "test-hooks")]
@@ -29,3 +33,47 @@ pub(crate) fn fail_at(point: &str) -> bool {
 pub(crate) fn fail_at(_point: &str) -> bool {
     false
 }
+
+/// The environment variable naming the store write point (1-based) at which the process
+/// sends itself SIGKILL (`store::ocfl`'s stage and commit writes, syncs and renames).
+#[cfg(feature = "test-hooks")]
+const KILL_AT_ENV: &str = "WEBAIP_KILL_AT_WRITE";
+
+/// The environment variable naming a file that gets one byte per store write point reached,
+/// so that a test learns how many a run has before drawing the points to kill it at.
+#[cfg(feature = "test-hooks")]
+const COUNT_ENV: &str = "WEBAIP_COUNT_WRITES";
+
+/// A write, sync or rename of the OCFL store is about to happen: counted, and the process
+/// killed (SIGKILL, nothing flushed or cleaned up) when it is the one `WEBAIP_KILL_AT_WRITE`
+/// names. Lets a test kill a run at any of its write points, reproducibly.
+#[cfg(feature = "test-hooks")]
+pub(crate) fn write_point() {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Mutex, OnceLock};
+    static REACHED: AtomicU64 = AtomicU64::new(0);
+    static KILL_AT: OnceLock<Option<u64>> = OnceLock::new();
+    static COUNT: OnceLock<Option<Mutex<std::fs::File>>> = OnceLock::new();
+    let n = REACHED.fetch_add(1, Ordering::SeqCst) + 1;
+    let count = COUNT.get_or_init(|| {
+        let path = std::env::var_os(COUNT_ENV)?;
+        let f = std::fs::OpenOptions::new().create(true).append(true).open(path).ok()?;
+        Some(Mutex::new(f))
+    });
+    if let Some(f) = count {
+        let _ = f.lock().unwrap_or_else(|p| p.into_inner()).write_all(b".");
+    }
+    let kill_at = KILL_AT.get_or_init(|| std::env::var(KILL_AT_ENV).ok()?.trim().parse().ok());
+    if *kill_at == Some(n) {
+        // SAFETY: kill(2) on our own pid with a valid signal number has no memory effects.
+        unsafe {
+            libc::kill(libc::getpid(), libc::SIGKILL);
+        }
+    }
+}
+
+/// Without the `test-hooks` feature no write point is counted.
+#[cfg(not(feature = "test-hooks"))]
+#[inline]
+pub(crate) fn write_point() {}

@@ -15,6 +15,7 @@ mod hostile_config;
 mod ocfl;
 mod ocfl_adopt;
 mod ocfl_ingest;
+mod ocfl_kill;
 mod ocfl_migrate;
 mod ocfl_rocfl;
 

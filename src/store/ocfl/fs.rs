@@ -78,6 +78,7 @@ impl FsRoot {
             });
         }
         for (name, bytes) in root_files() {
+            crate::hooks::write_point();
             match confined::create_in(&self.root, &name) {
                 Ok(f) => write_synced(f, &bytes).map_err(|e| self.err(&name, e))?,
                 // Another put made the root meanwhile: its files are these.
@@ -86,6 +87,7 @@ impl FsRoot {
                 Err(e) => return Err(self.err(&name, e)),
             }
         }
+        crate::hooks::write_point();
         sync_dir(&self.root).map_err(|e| self.err("", e))
     }
 
@@ -196,6 +198,7 @@ impl Stage {
         let from = confined::open_in(&self.root.root, &key).map_err(|e| self.root.err(&key, e))?;
         drop(from); // opened only to refuse links and non-files on the way
         let tree = self.tree();
+        crate::hooks::write_point();
         if let Some((dir, _)) = rel.rsplit_once('/') {
             confined::create_dirs_in(&tree, dir).map_err(|e| self.root.err(&key, e))?;
         }
@@ -213,12 +216,14 @@ impl Stage {
 
     /// Writes `bytes` to `rel` in the tree, synced.
     pub(crate) fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        crate::hooks::write_point();
         let f = confined::create_in(&self.tree(), rel).map_err(|e| self.root.err(rel, e))?;
         write_synced(f, bytes).map_err(|e| self.root.err(rel, e))
     }
 
     /// Creates `rel` in the tree for writing (refused when it is there).
     pub(crate) fn create(&self, rel: &str) -> Result<File, StoreError> {
+        crate::hooks::write_point();
         confined::create_in(&self.tree(), rel).map_err(|e| self.root.err(rel, e))
     }
 
@@ -255,8 +260,10 @@ impl Stage {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(self.root.err(rel, e)),
             };
+            crate::hooks::write_point();
             out.write(&buf[..n]).map_err(|e| self.root.err(rel, e))?;
         }
+        crate::hooks::write_point();
         let (_, found) = out.finish().map_err(|e| self.root.err(rel, e))?;
         if found != sha512 {
             return Err(self.root.err(rel, CopyFailure::Digest { found, expected: sha512.into() }));
@@ -268,6 +275,7 @@ impl Stage {
     /// nothing is there), exchanged with the current object when true.
     pub(crate) fn commit(self, obj: &str, replacing: bool) -> Result<(), StoreError> {
         let tree = self.tree();
+        crate::hooks::write_point();
         sync_tree(&tree).map_err(|e| self.root.err(obj, e))?;
         if crate::hooks::fail_at("ocfl-before-commit") {
             std::process::abort(); // a test of what a kill leaves
@@ -277,6 +285,7 @@ impl Stage {
             confined::create_dirs_in(&self.root.root, parent).map_err(|e| self.root.err(obj, e))?;
         let target = self.root.root.join(obj);
         let flags = if replacing { RenameFlags::EXCHANGE } else { RenameFlags::NOREPLACE };
+        crate::hooks::write_point();
         match renameat_with(CWD, &tree, CWD, &target, flags) {
             Ok(()) => {}
             Err(rustix::io::Errno::EXIST) | Err(rustix::io::Errno::NOTEMPTY) => {
@@ -293,7 +302,9 @@ impl Stage {
             }
             Err(e) => return Err(self.root.err(obj, io::Error::from(e))),
         }
+        crate::hooks::write_point();
         sync_dir(&parent_path).map_err(|e| self.root.err(obj, e))?;
+        crate::hooks::write_point();
         if crate::hooks::fail_at("ocfl-after-commit") {
             std::process::abort();
         }
@@ -303,6 +314,7 @@ impl Stage {
 
 fn write_synced(mut f: File, bytes: &[u8]) -> io::Result<()> {
     io::Write::write_all(&mut f, bytes)?;
+    crate::hooks::write_point();
     f.sync_all()
 }
 
@@ -316,6 +328,7 @@ fn sync_tree(tree: &Path) -> io::Result<()> {
     for e in walkdir::WalkDir::new(tree).follow_links(false).contents_first(true) {
         let e = e.map_err(io::Error::other)?;
         if e.file_type().is_dir() {
+            crate::hooks::write_point();
             sync_dir(e.path())?;
         }
     }

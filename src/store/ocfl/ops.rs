@@ -444,12 +444,14 @@ impl Store {
     }
 }
 
-/// The latest version of `head`'s object holding `package` (its own, or kept there) with
-/// exactly `files`: a put of it again adds nothing.
+/// The latest version of `head`'s object holding `package` (its own, or kept there), when it
+/// has exactly `files`: a put of it again adds nothing, whatever other package was put after
+/// it. Only the latest: a package put back to earlier content is a new version (`get` gives
+/// the package as last put).
 fn earlier_version(head: &Head, package: &str, files: &[LogicalFile]) -> Option<u32> {
     let who = if package == head.inv.id { Holder::Own } else { Holder::Kept(package) };
-    let mut ours = kept::versions_of(&head.inv, &head.versions, who);
-    ours.find(|n| kept::same_files(&head.inv, &head.versions, *n, files))
+    let latest = kept::versions_of(&head.inv, &head.versions, who).next()?;
+    kept::same_files(&head.inv, &head.versions, latest, files).then_some(latest)
 }
 
 /// Writes the new version's inventories into a stage holding its files, checks the staged

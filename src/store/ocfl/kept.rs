@@ -3,14 +3,14 @@
 //! made from this object's package (...)` for another package kept there (an AIP in its
 //! submission's object). Callers read the messages from an object's reference head (the one
 //! webaip recorded, or a majority's), never from a copy that is not trusted; so the state
-//! database's record of where an AIP is can be found again without it.
+//! database's record of where an AIP is can be found again without it ([`super::ops`] scans
+//! for it).
 
 use std::collections::HashMap;
 
-use super::check::load;
 use super::inventory::{Inventory, LogicalFile, Versions};
 use crate::layout::{MANIFEST, METS};
-use crate::store::{PackageFile, Store, StoreError};
+use crate::store::{PackageFile, Store};
 
 /// How a version holding another package's files begins its message.
 const KEPT_PREFIX: &str = "store put of ";
@@ -108,33 +108,6 @@ impl Store {
             mets_digest(inv, versions, *n).is_some_and(|d| d.eq_ignore_ascii_case(mets_sha512))
                 && shares(inv, versions, *n, files)
         })
-    }
-
-    /// Where package `identifier` is kept in another object when the state database does not
-    /// say (it was lost, or a put was killed before recording it): the object whose
-    /// reference head has a version whose message names it (the latest such version). Reads
-    /// each object's root inventory on the first replica that can be listed, one at a time
-    /// (no object of the store is held but the one read, and the replica's listing).
-    pub(crate) fn find_kept(&self, identifier: &str) -> Result<Option<(String, u32)>, StoreError> {
-        let listed =
-            self.replicas.iter().find_map(|r| Some((r, super::ops::survey(r.as_ref()).ok()?)));
-        let Some((r, survey)) = listed else { return Ok(None) };
-        for dir in survey.objects.into_keys() {
-            let Some(Ok((inv, versions))) = load(r.as_ref(), &dir).ok().flatten().map(|l| l.parsed)
-            else {
-                continue;
-            };
-            if versions_of(&inv, &versions, Holder::Kept(identifier)).next().is_none() {
-                continue;
-            }
-            // Named on one copy: the reference head (recorded, or a majority's) decides.
-            let Ok(chosen) = self.reference_head(&inv.id) else { continue };
-            let h = &chosen.head;
-            if let Some(n) = versions_of(&h.inv, &h.versions, Holder::Kept(identifier)).next() {
-                return Ok(Some((inv.id.clone(), n)));
-            }
-        }
-        Ok(None)
     }
 }
 

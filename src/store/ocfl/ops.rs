@@ -680,6 +680,33 @@ impl Store {
         }
     }
 
+    /// Where package `identifier` is kept in another object when the state database does not
+    /// say (it was lost, or a put was killed before recording it): the object whose
+    /// reference head has a version whose message names it (the latest such version). Reads
+    /// each object's root inventory on the first replica that can be listed, one at a time
+    /// (no object of the store is held but the one read, and the replica's listing).
+    pub(crate) fn find_kept(&self, identifier: &str) -> Result<Option<(String, u32)>, StoreError> {
+        let listed = self.replicas.iter().find_map(|r| Some((r, survey(r.as_ref()).ok()?)));
+        let Some((r, survey)) = listed else { return Ok(None) };
+        for dir in survey.objects.into_keys() {
+            let Some(Ok((inv, versions))) = load(r.as_ref(), &dir).ok().flatten().map(|l| l.parsed)
+            else {
+                continue;
+            };
+            if kept::versions_of(&inv, &versions, Holder::Kept(identifier)).next().is_none() {
+                continue;
+            }
+            // Named on one copy: the reference head (recorded, or a majority's) decides.
+            let Ok(chosen) = self.reference_head(&inv.id) else { continue };
+            let h = &chosen.head;
+            if let Some(n) = kept::versions_of(&h.inv, &h.versions, Holder::Kept(identifier)).next()
+            {
+                return Ok(Some((inv.id.clone(), n)));
+            }
+        }
+        Ok(None)
+    }
+
     /// Each replica's head of object `identifier` and the reference among them (see
     /// [`super::anchor`]); heads that webaip did not record are dropped when it recorded the
     /// object. Refused when no head can be taken: none readable, none recorded, or two at the

@@ -9,8 +9,8 @@ use webaip::{
     OcflRepairReport, PutReport, Store, StoreCheckOptions, StoreCheckReport, StoreCheckRun,
     StoreCheckSchedule, StoreCheckSelection, StoreCheckVerdict, StoreConfig, StoreCopyOutcome,
     StoreCopyStatus, StoreError, StoreGet, StoreGetReport, StoreMigrateReport, StoreRemoveReport,
-    StoreRepairReport, StoreSampleSize, bytes_to_put, escape_controls, parse_size, store_check,
-    store_check_objects, store_get, store_list, store_log, store_migrate, store_put,
+    StoreRepairReport, StoreSampleOdds, StoreSampleSize, bytes_to_put, escape_controls, parse_size,
+    store_check, store_check_objects, store_get, store_list, store_log, store_migrate, store_put,
     store_rebuild_state, store_remove, store_repair, store_repair_objects,
 };
 
@@ -122,7 +122,7 @@ enum Action {
 #[derive(Debug, Args)]
 struct ScheduleArgs {
     /// Check only the N objects checked longest ago on the replicas checked (never checked
-    /// first).
+    /// first); with --deep, the N hashed longest ago (never deep-checked first).
     #[arg(long, value_name = "N", conflicts_with_all = ["sample", "resume"], help_heading = "Schedule")]
     oldest: Option<u64>,
     /// Check a random sample: N objects, or a share (0.05 or 5%). The report gives the chance
@@ -175,7 +175,8 @@ const CHECK_JSON: &str = r#"JSON (--json), one object (OCFL replicas: "objects",
    "run": {"id": 7, "sessions": 1, "selection": "all", "objects": 2, "planned": 2,
            "checked": 2, "bytes_read": 0, "finished": true, "stopped": null,
            "verdict": "clean", "sample": null,
-           "seen": {"objects": 2, "never_checked": 0, "oldest_check": "...", ...}}}"#;
+           "seen": {"objects": 2, "never_checked": 0, "oldest_check": "...",
+                    "never_deep_checked": 2, "oldest_deep_check": null, ...}}}"#;
 const REPAIR_JSON: &str = r#"JSON (--json), one object:
   {"kind": "repair", "repaired": true, "check": {"clean": false, ...},
    "actions": [{"replica": "disk", "file": "...", "status": "repaired", ...}], "unreadable": []}"#;
@@ -406,6 +407,7 @@ fn run_check(store: &Store, options: &StoreCheckOptions, shown: Shown) -> anyhow
         print_check(&r.report, false);
         print_run(&r.run);
     })?;
+    quiet_verdict(&r.run, shown);
     Ok(run_status(&r.run))
 }
 
@@ -434,22 +436,49 @@ fn print_run(run: &StoreCheckRun) {
         );
     }
     if let Some(odds) = &run.sample {
-        for d in &odds.detection {
-            println!(
-                "sample: if {}% of objects ({}) were damaged, a sample of {} of {} finds at least one with probability {:.4}",
-                d.share * 100.0,
-                d.damaged,
-                odds.sample,
-                odds.population,
-                d.probability
-            );
-        }
+        print_odds(odds);
     }
-    let oldest = run.seen.oldest_check.as_deref().unwrap_or("-");
+    let seen = &run.seen;
+    let oldest = seen.oldest_check.as_deref().unwrap_or("-");
+    let oldest_deep = seen.oldest_deep_check.as_deref().unwrap_or("-");
     println!(
-        "seen: {} object(s), {} never checked, oldest last check {oldest}",
-        run.seen.objects, run.seen.never_checked
+        "seen: {} object(s), {} never checked, oldest last check {oldest}; \
+         {} never deep-checked (bytes hashed), oldest last deep check {oldest_deep}",
+        seen.objects, seen.never_checked, seen.never_deep_checked
     );
+    println!("{}", verdict_line(run));
+}
+
+/// What a sample can say: the chance it holds some damage of a few real shares, and what it
+/// cannot find without --deep.
+fn print_odds(odds: &StoreSampleOdds) {
+    for d in &odds.detection {
+        println!(
+            "sample: if {} of {} objects ({}%) were damaged, a sample of {} holds at least one with probability {:.4}",
+            d.damaged,
+            odds.population,
+            percent(d.damaged_share),
+            odds.sample,
+            d.probability
+        );
+    }
+    if !odds.bytes_hashed {
+        println!(
+            "sample: without --deep the sampled copies are listed and their sizes compared: it \
+             finds missing or resized copies only; corruption of the bytes is not looked for"
+        );
+    }
+}
+
+/// A share as a percentage, to at most three decimals (`2`, `0.125`).
+fn percent(share: f64) -> String {
+    let p = format!("{:.3}", share * 100.0);
+    p.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// `run N: VERDICT ...`, the line a run's report ends with (and all `-q` prints of a run
+/// that is not clean).
+fn verdict_line(run: &StoreCheckRun) -> String {
     let verdict = match run.verdict {
         StoreCheckVerdict::Clean => "CLEAN",
         StoreCheckVerdict::ProblemsFound => "PROBLEMS FOUND",
@@ -461,7 +490,15 @@ fn print_run(run: &StoreCheckRun) {
         }
         StoreCheckVerdict::Stopped => "STOPPED: nothing found so far (not finished)",
     };
-    println!("run {}: {verdict}", run.id);
+    format!("run {}: {verdict}", run.id)
+}
+
+/// With `-q` (and no --json), the verdict line of a run that is not clean: quiet drops
+/// detail, never a verdict that is not clean.
+fn quiet_verdict(run: &StoreCheckRun, shown: Shown) {
+    if shown.quiet && !shown.json && run.verdict != StoreCheckVerdict::Clean {
+        println!("{}", verdict_line(run));
+    }
 }
 
 /// `store list` as one JSON object.
@@ -523,6 +560,7 @@ fn run_check_objects(
         print_check_objects(&r.report, false);
         print_run(&r.run);
     })?;
+    quiet_verdict(&r.run, shown);
     Ok(run_status(&r.run))
 }
 

@@ -202,7 +202,7 @@ enum Field {
 pub(crate) const SSIP_OBJID: &str = crate::mets::listing::SUBMISSION_OBJID;
 /// The one under which it names a submission without an OBJID (another tool's, such as a BL
 /// SIP): the SHA-512 of the submission's METS, the one thing that tells it from another.
-pub(crate) const SSIP_METS_SHA512: &str = "sSIP METS SHA-512";
+pub(crate) const SSIP_METS_SHA512: &str = crate::mets::listing::SUBMISSION_METS_SHA512;
 
 const MD_SECTIONS: [&str; 5] = ["amdSec", "techMD", "digiprovMD", "sourceMD", "rightsMD"];
 
@@ -544,12 +544,12 @@ fn skip_n(r: &mut impl BufRead, n: u64) -> io::Result<()> {
 }
 
 /// What the AIP's metsHdr gains: an agent for the ingesting software, and the submission's
-/// reference (its OBJID, else its METS's SHA-512: `(TYPE, value)`) as an alternative record
-/// identifier. `bind` declares the METS namespace on them, for a document that binds it to
-/// another prefix.
+/// references (its OBJID and its METS's SHA-512, or the digest alone: `(TYPE, value)`) as
+/// alternative record identifiers. `bind` declares the METS namespace on them, for a document
+/// that binds it to another prefix.
 pub(crate) fn hdr_insert(
     software: &str,
-    ssip_ref: Option<(&str, &str)>,
+    ssip_refs: &[(&str, &str)],
     bind: bool,
 ) -> io::Result<Vec<u8>> {
     let ns: &[(&str, &str)] = if bind { &[("xmlns:mets", NS_METS)] } else { &[] };
@@ -559,8 +559,8 @@ pub(crate) fn hdr_insert(
     x.text("mets:name", &[], software)?;
     x.text("mets:note", &[], "ingest: the submission became this AIP")?;
     x.end("mets:agent")?;
-    if let Some((kind, value)) = ssip_ref {
-        x.text("mets:altRecordID", &[ns, &[("TYPE", kind)][..]].concat(), value)?;
+    for (kind, value) in ssip_refs {
+        x.text("mets:altRecordID", &[ns, &[("TYPE", *kind)][..]].concat(), value)?;
     }
     Ok(x.into_inner())
 }

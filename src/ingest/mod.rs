@@ -336,12 +336,26 @@ struct SubmissionRef {
     kind: &'static str,
     /// The OBJID, or the digest.
     value: String,
+    /// The SHA-512 of the submission's METS, recorded beside its OBJID too: a store takes an
+    /// AIP as a version of the submission's object only when it names the stored submission
+    /// by this digest (an OBJID alone can name any package).
+    mets_sha512: String,
 }
 
 impl SubmissionRef {
     /// As the METS writers take an identifier: (type, value).
     fn pair(&self) -> (&'static str, &str) {
         (self.kind, &self.value)
+    }
+
+    /// Every `altRecordID` the AIP's metsHdr gains: the reference, and the METS's digest when
+    /// the reference is the OBJID.
+    fn alt_record_ids(&self) -> Vec<(&'static str, &str)> {
+        let mut out = vec![self.pair()];
+        if self.kind == aip_mets::SSIP_OBJID {
+            out.push((aip_mets::SSIP_METS_SHA512, &self.mets_sha512));
+        }
+        out
     }
 }
 
@@ -647,15 +661,17 @@ fn refusal(ssip: &Path, audit: &crate::audit::AuditReport) -> IngestError {
 }
 
 /// How the AIP names its submission: by its OBJID, else (another tool's submission, such as a
-/// BL SIP, has none) by its METS's SHA-512, so that a second ingest of it finds its AIP.
+/// BL SIP, has none) by its METS's SHA-512, so that a second ingest of it finds its AIP. The
+/// METS's SHA-512 is kept either way (see [`SubmissionRef::mets_sha512`]).
 fn submission_ref(ssip: &Path, sites: &Sites) -> Result<SubmissionRef, IngestError> {
-    if let Some(o) = sites.objid.as_deref().filter(|o| !o.trim().is_empty()) {
-        return Ok(SubmissionRef { kind: aip_mets::SSIP_OBJID, value: o.to_string() });
-    }
     let mets = layout::open_in(ssip, layout::METS)?;
     let (_, sha) =
         crate::formats::digest::sha512_read(mets).map_err(io_err(&ssip.join(layout::METS)))?;
-    Ok(SubmissionRef { kind: aip_mets::SSIP_METS_SHA512, value: sha })
+    if let Some(o) = sites.objid.as_deref().filter(|o| !o.trim().is_empty()) {
+        let value = o.to_string();
+        return Ok(SubmissionRef { kind: aip_mets::SSIP_OBJID, value, mets_sha512: sha });
+    }
+    Ok(SubmissionRef { kind: aip_mets::SSIP_METS_SHA512, value: sha.clone(), mets_sha512: sha })
 }
 
 /// What another run of the same submission made at `target` while this one worked: its AIP
@@ -796,7 +812,7 @@ impl Aip<'_> {
         let s = self.sites;
         let software = format!("webaip {}", env!("CARGO_PKG_VERSION"));
         let bind_mets = !aip_mets::binds(root, "mets", crate::mets::reader::NS_METS);
-        let inserted = aip_mets::hdr_insert(&software, Some(self.ssip_ref.pair()), bind_mets)?;
+        let inserted = aip_mets::hdr_insert(&software, &self.ssip_ref.alt_record_ids(), bind_mets)?;
         let lastmod = self.now.to_rfc3339_opts(SecondsFormat::Secs, true);
         Ok(match (&s.hdr, s.after_agents) {
             (Some(hdr), Some(at)) if !hdr.empty => {

@@ -261,6 +261,8 @@ pub(crate) fn read_root<R: BufRead>(mut reader: MetsReader<R>) -> Result<Option<
 
 /// The `altRecordID` TYPE under which an AIP webaip made names its submission's OBJID.
 pub(crate) const SUBMISSION_OBJID: &str = "sSIP OBJID";
+/// The one under which it gives the SHA-512 of its submission's METS.
+pub(crate) const SUBMISSION_METS_SHA512: &str = "sSIP METS SHA-512";
 
 /// The root and what its `metsHdr` says of the package: its TYPE, and the OBJID of the
 /// submission an AIP was made from (the first `altRecordID` of TYPE [`SUBMISSION_OBJID`]).
@@ -270,6 +272,16 @@ pub(crate) struct Header {
     /// The root's `TYPE` (`sSIP`, `AIP`...).
     pub package_type: Option<String>,
     pub submission_objid: Option<String>,
+    /// The SHA-512 of the submission's METS (the first `altRecordID` of TYPE
+    /// [`SUBMISSION_METS_SHA512`]), lower case.
+    pub submission_mets_sha512: Option<String>,
+}
+
+/// Which of the header's `altRecordID`s is being read.
+#[derive(Clone, Copy)]
+enum Wanted {
+    Objid,
+    MetsSha512,
 }
 
 /// The root and the `metsHdr` (the document is read no further than the header's end, or the
@@ -277,7 +289,7 @@ pub(crate) struct Header {
 pub(crate) fn read_header<R: BufRead>(mut reader: MetsReader<R>) -> Result<Header, MetsError> {
     let mut out = Header::default();
     let mut depth = 0usize;
-    let mut in_ref: Option<String> = None;
+    let mut in_ref: Option<(Wanted, String)> = None;
     while let Some(event) = reader.next()? {
         match event {
             Event::Start(e, _) | Event::Empty(e, _) if depth == 0 => {
@@ -288,21 +300,30 @@ pub(crate) fn read_header<R: BufRead>(mut reader: MetsReader<R>) -> Result<Heade
             Event::Start(e, _) if depth == 1 && !e.is(NS_METS, "metsHdr") => break,
             Event::Start(e, _) => {
                 depth += 1;
-                let wanted = depth == 3
-                    && e.is(NS_METS, "altRecordID")
-                    && e.attr("TYPE") == Some(SUBMISSION_OBJID);
-                if wanted && out.submission_objid.is_none() {
-                    in_ref = Some(String::new());
-                }
+                let wanted = match e.attr("TYPE") {
+                    _ if depth != 3 || !e.is(NS_METS, "altRecordID") => None,
+                    Some(SUBMISSION_OBJID) if out.submission_objid.is_none() => Some(Wanted::Objid),
+                    Some(SUBMISSION_METS_SHA512) if out.submission_mets_sha512.is_none() => {
+                        Some(Wanted::MetsSha512)
+                    }
+                    _ => None,
+                };
+                in_ref = wanted.map(|w| (w, String::new()));
             }
             Event::Text(t, _) => {
-                if let Some(text) = in_ref.as_mut() {
+                if let Some((_, text)) = in_ref.as_mut() {
                     text.push_str(&t);
                 }
             }
             Event::End { .. } => {
-                if let Some(text) = in_ref.take() {
-                    out.submission_objid = Some(text.trim().to_string()).filter(|t| !t.is_empty());
+                if let Some((wanted, text)) = in_ref.take() {
+                    let text = Some(text.trim().to_string()).filter(|t| !t.is_empty());
+                    match wanted {
+                        Wanted::Objid => out.submission_objid = text,
+                        Wanted::MetsSha512 => {
+                            out.submission_mets_sha512 = text.map(|t| t.to_ascii_lowercase())
+                        }
+                    }
                 }
                 depth = depth.saturating_sub(1);
                 if depth <= 1 {
@@ -677,6 +698,13 @@ mod tests {
         assert_eq!(h.root.objid.as_deref(), Some("aip-1"));
         assert_eq!(h.package_type.as_deref(), Some("AIP"));
         assert_eq!(h.submission_objid.as_deref(), Some("ssip-1"));
+        assert_eq!(h.submission_mets_sha512, None);
+        let both = header(&doc(
+            r#"<mets:altRecordID TYPE="sSIP OBJID">s</mets:altRecordID><mets:altRecordID TYPE="sSIP METS SHA-512"> AB12 </mets:altRecordID>"#,
+            "",
+        ));
+        let refs = (both.submission_objid.as_deref(), both.submission_mets_sha512.as_deref());
+        assert_eq!(refs, (Some("s"), Some("ab12")));
         // Outside the header, or empty, it names nothing.
         let outside = r#"<mets:dmdSec ID="d"><mets:altRecordID TYPE="sSIP OBJID">x</mets:altRecordID></mets:dmdSec>"#;
         assert_eq!(header(&doc("", outside)).submission_objid, None);

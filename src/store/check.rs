@@ -299,7 +299,7 @@ impl Store {
                     && r.extra.is_empty()
                     && r.errors.is_empty())
             });
-        let run = self.end_session(&session, problems)?;
+        let run = self.end_session(&session, problems, true)?;
         let report = CheckReport {
             deep,
             packages: found.packages,

@@ -127,10 +127,13 @@ pub enum Verdict {
 /// A sample's chance of finding damage of one share.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Detection {
-    /// The share of objects damaged (0.01: 1 %).
+    /// The share of objects asked about (0.01: 1 %).
     pub share: f64,
-    /// That many objects of the store (at least one).
+    /// That many objects of the store (rounded up, at least one).
     pub damaged: u64,
+    /// The share they really are (`damaged` / objects): more than `share` in a small store.
+    #[serde(default)]
+    pub damaged_share: f64,
     /// The probability that a sample of this size holds at least one of them
     /// (hypergeometric: drawn without replacement).
     pub probability: f64,
@@ -143,8 +146,13 @@ pub struct SampleOdds {
     pub population: u64,
     /// Objects sampled.
     pub sample: u64,
-    /// For a few shares of damage, the chance the sample finds some.
+    /// For a few shares of damage, the chance the sample holds some (one entry per number
+    /// of damaged objects: in a small store several shares round to the same number).
     pub detection: Vec<Detection>,
+    /// Whether the sampled copies were hashed (`--deep`). Without, a sampled object's copies
+    /// are listed and their sizes compared: the sample finds missing or resized copies only.
+    #[serde(default)]
+    pub bytes_hashed: bool,
 }
 
 /// A check run as the report gives it.
@@ -206,16 +214,18 @@ pub fn detection_probability(population: u64, damaged: u64, n: u64) -> f64 {
     1.0 - log_miss.exp()
 }
 
-fn sample_odds(population: u64, sample: u64) -> SampleOdds {
-    let detection = DAMAGE_SHARES
-        .iter()
-        .map(|&share| {
-            let damaged = ((share * population as f64).ceil() as u64).max(1);
-            let probability = detection_probability(population, damaged, sample);
-            Detection { share, damaged, probability }
-        })
-        .collect();
-    SampleOdds { population, sample, detection }
+fn sample_odds(population: u64, sample: u64, bytes_hashed: bool) -> SampleOdds {
+    let mut detection: Vec<Detection> = Vec::new();
+    for &share in &DAMAGE_SHARES {
+        let damaged = ((share * population as f64).ceil() as u64).max(1);
+        if detection.last().is_some_and(|d| d.damaged == damaged) {
+            continue;
+        }
+        let probability = detection_probability(population, damaged, sample);
+        let damaged_share = damaged as f64 / population.max(1) as f64;
+        detection.push(Detection { share, damaged, damaged_share, probability });
+    }
+    SampleOdds { population, sample, detection, bytes_hashed }
 }
 
 /// The bytes a run may read, and until when it may run: each read waits its turn under the
@@ -420,9 +430,15 @@ impl Store {
         Ok(())
     }
 
-    /// Ends the session: the run's record and verdict (`problems`: the run found something),
+    /// Ends the session: the run's record and verdict (`problems`: the run found something;
+    /// `judged`: it could judge every object it checked, else it is at best PARTIAL),
     /// recorded as finished (its plan dropped) or stopped.
-    pub(crate) fn end_session(&self, s: &Session, problems: bool) -> Result<CheckRun, StoreError> {
+    pub(crate) fn end_session(
+        &self,
+        s: &Session,
+        problems: bool,
+        judged: bool,
+    ) -> Result<CheckRun, StoreError> {
         let counts: RunCounts = self.state().run_counts(s.run.id)?;
         let seen = self.state().seen_summary(s.run.id, &s.scope)?;
         let finished = counts.checked >= counts.planned;
@@ -430,7 +446,7 @@ impl Store {
         let verdict = match (problems, finished, kind) {
             (true, _, _) => Verdict::ProblemsFound,
             (false, false, _) => Verdict::Stopped,
-            (false, true, SelectionKind::All) if counts.planned == counts.universe => {
+            (false, true, SelectionKind::All) if judged && counts.planned == counts.universe => {
                 Verdict::Clean
             }
             (false, true, SelectionKind::Sample) => Verdict::Sampled,
@@ -449,7 +465,7 @@ impl Store {
             stopped: if finished { None } else { s.pace.stopped() },
             verdict,
             sample: (kind == SelectionKind::Sample)
-                .then(|| sample_odds(counts.universe, counts.planned)),
+                .then(|| sample_odds(counts.universe, counts.planned, s.run.deep)),
             seen,
         };
         let summary = serde_json::to_string(&run).unwrap_or_default();

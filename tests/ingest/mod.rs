@@ -140,6 +140,11 @@ fn every_sample_becomes_an_aip_every_reader_accepts() {
             )),
             "{name}"
         );
+        // And by its METS's digest, which ties the AIP to the submission's bytes.
+        let sha = crate::util::hex(&<sha2::Sha512 as sha2::Digest>::digest(before.as_bytes()));
+        let by_digest =
+            format!("<mets:altRecordID TYPE=\"sSIP METS SHA-512\">{sha}</mets:altRecordID>");
+        assert!(after.contains(&by_digest), "{name}");
         for s in kept_sections(&before) {
             assert!(
                 after.contains(s),

@@ -87,18 +87,19 @@ fn oldest_picks_the_objects_seen_longest_ago_after_two_runs_and_the_old_database
     assert_eq!(r["clean"], false, "a part of the store is never a clean check of it");
     let first = r["run"]["id"].as_i64().unwrap();
     assert_eq!(checked_by(&cfg, first), pkgs(&[0, 1]));
+    // A deep run goes by the last deep check: none was ever deep, so by name.
     let (_, r) = store(&no_env(), &cfg, &["check", "--oldest", "2", "--deep"]);
     let second = r["run"]["id"].as_i64().unwrap();
-    assert_eq!(checked_by(&cfg, second), pkgs(&[2, 3]));
+    assert_eq!(checked_by(&cfg, second), pkgs(&[0, 1]));
     assert_eq!(r["run"]["bytes_read"], 2 * 2 * 512);
-    // The two left from 2026 first, then the oldest of the first run's.
-    let (_, r) = store(&no_env(), &cfg, &["check", "--oldest", "3"]);
+    // The four left from 2026 first.
+    let (_, r) = store(&no_env(), &cfg, &["check", "--oldest", "4"]);
     let third = r["run"]["id"].as_i64().unwrap();
-    assert_eq!(checked_by(&cfg, third), pkgs(&[4, 5, 0]));
+    assert_eq!(checked_by(&cfg, third), pkgs(&[2, 3, 4, 5]));
     // Each object's last check: its date, outcome, replica and whether it was deep.
     let row: (String, String, bool) = db(&cfg)
         .query_row(
-            "SELECT replica, outcome, deep FROM object_check WHERE object = 'pkg-0000002'",
+            "SELECT replica, outcome, deep FROM object_check WHERE object = 'pkg-0000001'",
             [],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
@@ -118,7 +119,9 @@ fn a_sample_says_it_is_one_and_its_odds_are_the_hypergeometric_ones() {
     assert_eq!((r["run"]["planned"].as_u64(), r["packages"].as_u64()), (Some(10), Some(10)));
     let odds = &r["run"]["sample"];
     assert_eq!((odds["population"].as_u64(), odds["sample"].as_u64()), (Some(50), Some(10)));
-    for d in odds["detection"].as_array().unwrap() {
+    let detection = odds["detection"].as_array().unwrap();
+    assert_eq!(detection.len(), 2, "0.1 % and 1 % of 50 are one object, given once: {r:#}");
+    for d in detection {
         let damaged = d["damaged"].as_u64().unwrap();
         let share = d["share"].as_f64().unwrap();
         assert_eq!(damaged, ((share * 50.0).ceil() as u64).max(1));
@@ -139,6 +142,80 @@ fn a_sample_says_it_is_one_and_its_odds_are_the_hypergeometric_ones() {
 }
 
 /// The package directory gen_store.py (and `package_dir`) gives an identifier.
+/// `check --deep --oldest 1`: the one object it deep-checked.
+fn deep_oldest_one(cfg: &Path) -> BTreeSet<String> {
+    let (code, r) = store(&no_env(), cfg, &["check", "--deep", "--oldest", "1"]);
+    assert_eq!((code, r["run"]["verdict"].as_str()), (0, Some("partial")), "{r:#}");
+    checked_by(cfg, r["run"]["id"].as_i64().unwrap())
+}
+
+/// Rewrites `object_check` as the schema before the last deep check was kept apart.
+fn to_schema_without_deep_date(cfg: &Path) {
+    db(cfg)
+        .execute_batch(
+            "CREATE TABLE oc_old (object TEXT NOT NULL, replica TEXT NOT NULL,
+                 checked_at TEXT NOT NULL, outcome TEXT NOT NULL, deep INTEGER NOT NULL,
+                 run_id INTEGER, PRIMARY KEY (object, replica));
+             INSERT INTO oc_old SELECT object, replica, checked_at, outcome, deep, run_id
+                 FROM object_check;
+             DROP TABLE object_check;
+             ALTER TABLE oc_old RENAME TO object_check;
+             CREATE INDEX object_check_at ON object_check (checked_at);",
+        )
+        .unwrap();
+}
+
+/// A size-only check between deep ones does not hide how long ago the bytes were hashed:
+/// `--deep --oldest` goes by the last deep check (never deep-checked first), so a rotation
+/// reaches every object; `seen` gives the last check and the last deep check apart; a
+/// database of the schema before is migrated, a last check that was deep giving its date.
+#[test]
+fn deep_oldest_rotates_through_every_object_whatever_shallow_checks_come_between() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = simulated(tmp.path(), 3);
+    assert_eq!(deep_oldest_one(&cfg), pkgs(&[0]));
+    let (_, r) = store(&no_env(), &cfg, &["check"]);
+    let seen = &r["run"]["seen"];
+    assert_eq!(
+        (seen["never_checked"].as_u64(), seen["never_deep_checked"].as_u64()),
+        (Some(0), Some(2)),
+        "{r:#}"
+    );
+    let deep = seen["oldest_deep_check"].as_str().unwrap();
+    assert_eq!(seen["newest_deep_check"].as_str(), Some(deep));
+    assert!(deep < seen["oldest_check"].as_str().unwrap(), "the size-only check is later: {r:#}");
+    assert_eq!(deep_oldest_one(&cfg), pkgs(&[1]), "never deep-checked first");
+    store(&no_env(), &cfg, &["check"]);
+    assert_eq!(deep_oldest_one(&cfg), pkgs(&[2]));
+    store(&no_env(), &cfg, &["check"]);
+    assert_eq!(deep_oldest_one(&cfg), pkgs(&[0]), "then the one hashed longest ago");
+    // Text: both dates said.
+    let o = webaip_command()
+        .args(["store", "--config", cfg.to_str().unwrap(), "check"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("0 never deep-checked (bytes hashed), oldest last deep check 20"),
+        "{out}"
+    );
+    // The schema before: pkg 0's last check was deep (its date kept), 1 and 2 size-only.
+    let rotation: Vec<_> = (0..3).map(|_| deep_oldest_one(&cfg)).collect();
+    assert_eq!(rotation, [pkgs(&[1]), pkgs(&[2]), pkgs(&[0])]);
+    let (_, r) = store(&no_env(), &cfg, &["check", "--oldest", "2"]);
+    assert_eq!(checked_by(&cfg, r["run"]["id"].as_i64().unwrap()), pkgs(&[1, 2]));
+    to_schema_without_deep_date(&cfg);
+    assert_eq!(deep_oldest_one(&cfg), pkgs(&[1]), "the overwritten deep dates count as none");
+    let kept: (String, Option<String>) = db(&cfg)
+        .query_row(
+            "SELECT checked_at, deep_checked_at FROM object_check WHERE object = 'pkg-0000000'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(Some(kept.0), kept.1, "a last check that was deep gives its date");
+}
+
 fn package_dir_of(identifier: &str) -> String {
     use sha2::Digest;
     format!("{:02x}/{identifier}", sha2::Sha256::digest(identifier.as_bytes())[0])
@@ -254,6 +331,12 @@ fn ocfl_runs_sample_oldest_and_resume_and_leave_valid_roots() {
     assert_eq!((r["deep"].as_bool(), r["objects"].as_u64()), (Some(true), Some(3)));
     assert_eq!(r["seen"].as_array().unwrap().len(), 6, "3 objects on 2 replicas: {r:#}");
     valid();
+    // A size-only check after the deep one leaves the deep dates as they were.
+    let (_, r) = store(&no_env(), &cfg, &["check"]);
+    let seen = &r["run"]["seen"];
+    assert_eq!(seen["never_deep_checked"], 0, "{r:#}");
+    assert!(seen["oldest_deep_check"].as_str().unwrap() < seen["oldest_check"].as_str().unwrap());
+    valid();
 }
 
 /// While one check holds the store's check lock (taken here by another process, as a running
@@ -295,4 +378,102 @@ fn a_second_check_while_one_runs_is_refused_and_plans_nothing() {
     holder.wait().unwrap();
     let (code, r) = store(&no_env(), &cfg, &["check"]);
     assert_eq!((code, r["run"]["verdict"].as_str()), (0, Some("clean")), "{r:#}");
+}
+
+/// `webaip store --config C ARGS` as text: exit status and standard output.
+fn text(cfg: &Path, args: &[&str]) -> (i32, String) {
+    let o = webaip_command()
+        .args(["store", "--config", cfg.to_str().unwrap()])
+        .args(args)
+        .output()
+        .unwrap();
+    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+/// A sample's odds name the real share (D of N objects), once per number of damaged objects,
+/// and a sample without `--deep` says it finds missing or resized copies only.
+#[test]
+fn a_samples_odds_give_the_real_share_and_say_what_a_size_only_sample_cannot_find() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = simulated(tmp.path(), 50);
+    let (code, out) = text(&cfg, &["check", "--sample", "10"]);
+    assert_eq!(code, 0, "{out}");
+    let odds: Vec<&str> = out.lines().filter(|l| l.contains("were damaged")).collect();
+    assert_eq!(odds.len(), 2, "0.1 % and 1 % of 50 are both one object: {out}");
+    let p1 = python_detection(50, 1, 10);
+    assert!(odds[0].contains(&format!("if 1 of 50 objects (2%) were damaged, a sample of 10 holds at least one with probability {p1:.4}")), "{out}");
+    assert!(odds[1].contains("if 3 of 50 objects (6%) were damaged"), "{out}");
+    assert!(out.contains("finds missing or resized copies only"), "{out}");
+    let (_, out) = text(&cfg, &["check", "--sample", "10", "--deep"]);
+    assert!(!out.contains("resized copies only"), "{out}");
+    let (_, r) = store(&no_env(), &cfg, &["check", "--sample", "10"]);
+    let odds = &r["run"]["sample"];
+    assert_eq!(odds["bytes_hashed"], false, "{r:#}");
+    let damaged: Vec<u64> = odds["detection"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["damaged"].as_u64().unwrap())
+        .collect();
+    assert_eq!(damaged, [1, 3]);
+    assert_eq!(odds["detection"][1]["damaged_share"], 0.06);
+}
+
+/// `-q` drops detail, never a verdict that is not clean: a sample, a part, a stopped run and
+/// problems each print their `run N: VERDICT` line; a clean run prints nothing.
+#[test]
+fn a_quiet_check_prints_every_verdict_that_is_not_clean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = simulated(tmp.path(), 4);
+    let (code, out) = text(&cfg, &["-q", "check"]);
+    assert_eq!((code, out.as_str()), (0, ""));
+    for (args, verdict) in [
+        (&["--sample", "1"][..], "SAMPLED"),
+        (&["--oldest", "1"][..], "PARTIAL"),
+        (&["--deep", "--budget", "1K", "--for", "1s"][..], "STOPPED"),
+    ] {
+        let (code, out) = text(&cfg, &[&["-q", "check"][..], args].concat());
+        assert_eq!(code, 0, "{args:?}: {out}");
+        assert_eq!(out.lines().count(), 1, "{args:?}: {out}");
+        assert!(
+            out.starts_with("run ") && out.contains(&format!(": {verdict}")),
+            "{args:?}: {out}"
+        );
+    }
+    let victim = tmp.path().join("disk").join(package_dir_of("pkg-0000001")).join("f1.bin");
+    fs::write(&victim, vec![b'x'; 512]).unwrap();
+    let (code, out) = text(&cfg, &["-q", "check", "--deep"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains(": PROBLEMS FOUND"), "{out}");
+}
+
+/// With the state database lost, a check of one replica of two cannot count the votes for an
+/// object: it is `not-judged` (verdict PARTIAL, exit 0), never `no-majority`; the check of
+/// both replicas is clean.
+#[test]
+fn ocfl_a_one_replica_check_after_the_database_is_lost_judges_no_majority_it_could_not_count() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = super::ocfl::ocfl_config(tmp.path());
+    let p = tmp.path().join("p");
+    package(Package::new().quiet(), &p, &[&repo().join("samples/heritrix-job")]).succeeded();
+    super::ocfl::put(&cfg, &p);
+    for f in ["state.sqlite", "state.sqlite-wal", "state.sqlite-shm"] {
+        let _ = fs::remove_file(tmp.path().join(f));
+    }
+    let (code, r) = store(&no_env(), &cfg, &["check", "--replica", "disk-a"]);
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(
+        (r["run"]["verdict"].as_str(), r["clean"].as_bool()),
+        (Some("partial"), Some(false)),
+        "{r:#}"
+    );
+    assert_eq!(super::ocfl::findings(&r), [("disk-a".to_string(), "not-judged".to_string())]);
+    let (code, out) = text(&cfg, &["-q", "check", "--replica", "disk-b"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(": PARTIAL"), "{out}");
+    let (code, r) = store(&no_env(), &cfg, &["check"]);
+    assert_eq!((code, r["run"]["verdict"].as_str()), (0, Some("clean")), "{r:#}");
+    for root in ["disk-a", "disk-b"] {
+        super::ocfl::assert_ocfl_valid(&tmp.path().join(root), 1);
+    }
 }

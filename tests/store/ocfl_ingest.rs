@@ -196,3 +196,142 @@ fn an_aip_naming_a_stored_package_whose_containers_it_lacks_gets_an_object_of_it
         assert_ocfl_valid(&tmp.path().join(d), 2);
     }
 }
+
+/// Rewrites `pkg`'s METS as `edit` says and its manifest's METS line to match.
+fn edit_mets(pkg: &Path, edit: &dyn Fn(String) -> String) {
+    let mets = edit(std::fs::read_to_string(pkg.join("METS.xml")).unwrap());
+    std::fs::write(pkg.join("METS.xml"), &mets).unwrap();
+    let manifest = std::fs::read_to_string(pkg.join("manifest-sha512.txt")).unwrap();
+    let line = manifest.lines().find(|l| l.ends_with("  METS.xml")).unwrap();
+    let digest = super::sha512_hex(mets.as_bytes());
+    let manifest = manifest.replace(line, &format!("{digest}  METS.xml"));
+    std::fs::write(pkg.join("manifest-sha512.txt"), manifest).unwrap();
+}
+
+/// `cp -a`.
+fn copy_tree(from: &Path, to: &Path) {
+    let o = std::process::Command::new("cp").arg("-a").args([from, to]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// `store get ID --out DIR` (exit 0), the files it gave.
+fn got(cfg: &Path, id: &str, out: &Path) -> BTreeMap<String, String> {
+    let (code, g) = store(&Default::default(), cfg, &["get", id, "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{g:#}");
+    files_of(out)
+}
+
+/// The versions `store log ID` lists.
+fn versions(cfg: &Path, id: &str) -> usize {
+    let (code, log) = store(&Default::default(), cfg, &["log", id]);
+    assert_eq!(code, 0, "{log:#}");
+    log["versions"].as_array().unwrap().len()
+}
+
+/// An AIP records the submission it was made from by its METS's SHA-512 as well as its
+/// OBJID; a package naming the submission whose digest is not the stored submission's METS is
+/// an object of its own. A relabelled copy of the stored AIP (another OBJID, the same claims)
+/// may share the object's containers, but `store get SIP` gives the submission itself,
+/// whatever came after it, and `store get AIP` the AIP.
+#[test]
+fn a_package_claiming_a_stored_submission_never_becomes_what_get_of_the_submission_serves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ssip = submission(tmp.path());
+    let cfg = ocfl_config(tmp.path());
+    put(&cfg, &ssip);
+    let ingested = ingest_to_store(&cfg, &ssip, &tmp.path().join("aips"));
+    let aip = Path::new(ingested["aip"].as_str().unwrap()).to_path_buf();
+    let (aip_id, ssip_id) = (objid(&aip), objid(&ssip));
+    let mets = std::fs::read_to_string(aip.join("METS.xml")).unwrap();
+    let ssip_sha = super::sha512_hex(&std::fs::read(ssip.join("METS.xml")).unwrap());
+    let by_digest = format!(r#"<mets:altRecordID TYPE="sSIP METS SHA-512">{ssip_sha}<"#);
+    assert_eq!(mets.matches(&by_digest).count(), 1, "ingest records the digest: {mets}");
+
+    // A relabelled copy of the AIP: the review's impostor.
+    let evil = tmp.path().join("evil");
+    copy_tree(&aip, &evil);
+    let evil_id = "urn:uuid:eeeeeeee-eeee-4eee-8eee-eeeeeeeeeeee";
+    edit_mets(&evil, &|m| {
+        m.replacen(&format!(r#"OBJID="{aip_id}""#), &format!(r#"OBJID="{evil_id}""#), 1).replacen(
+            "LABEL=\"",
+            "LABEL=\"EVIL relabelled ",
+            1,
+        )
+    });
+    put(&cfg, &evil);
+    assert_eq!(got(&cfg, &ssip_id, &tmp.path().join("g-ssip")), files_of(&ssip));
+    assert_eq!(got(&cfg, &aip_id, &tmp.path().join("g-aip")), files_of(&aip));
+    assert_eq!(got(&cfg, evil_id, &tmp.path().join("g-evil")), files_of(&evil));
+
+    // The digest of another submission (or none): an object of its own.
+    let other = tmp.path().join("other");
+    copy_tree(&aip, &other);
+    let other_id = "urn:uuid:0ddba11a-0000-4000-8000-000000000000";
+    edit_mets(&other, &|m| {
+        m.replacen(&format!(r#"OBJID="{aip_id}""#), &format!(r#"OBJID="{other_id}""#), 1)
+            .replace(&ssip_sha, &"ab".repeat(64))
+    });
+    let r = put(&cfg, &other);
+    assert_eq!((r["object"].as_str(), r["version"].as_str()), (Some(other_id), Some("v1")));
+    assert_eq!(got(&cfg, &ssip_id, &tmp.path().join("g-ssip2")), files_of(&ssip));
+    for d in ["disk-a", "disk-b"] {
+        assert_ocfl_valid(&tmp.path().join(d), 2);
+    }
+}
+
+/// The submission put again after its AIP, and the same deterministic ingest again, add no
+/// version: each is what a version of the object already holds for that package.
+#[test]
+fn putting_a_submission_or_its_aip_again_adds_no_version_whatever_came_between() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ssip = submission(tmp.path());
+    let cfg = ocfl_config(tmp.path());
+    put(&cfg, &ssip);
+    let ingested = ingest_to_store(&cfg, &ssip, &tmp.path().join("aips"));
+    let ssip_id = objid(&ssip);
+    assert_eq!(versions(&cfg, &ssip_id), 2);
+    let again = put(&cfg, &ssip);
+    assert_eq!(again["version"], "v1", "the submission's own version: {again:#}");
+    let written = again["copies"].as_array().unwrap().iter().filter(|c| c["status"] != "present");
+    assert_eq!(written.count(), 0, "{again:#}");
+    assert_eq!(versions(&cfg, &ssip_id), 2, "no version added");
+    let rerun = ingest_to_store(&cfg, &ssip, &tmp.path().join("aips-again"));
+    assert_eq!(rerun["objid"], ingested["objid"], "deterministic: {rerun:#}");
+    assert_eq!(rerun["stored"]["version"], "v2", "{rerun:#}");
+    assert_eq!(versions(&cfg, &ssip_id), 2, "no version added");
+    for d in ["disk-a", "disk-b"] {
+        assert_ocfl_valid(&tmp.path().join(d), 1);
+    }
+}
+
+/// With the state database lost (or a put killed before it recorded where the AIP is),
+/// `store get AIP` finds the AIP by the version message webaip wrote, in the object's
+/// reference head.
+#[test]
+fn an_aip_kept_in_its_submissions_object_is_found_after_the_database_is_lost() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ssip = submission(tmp.path());
+    let cfg = ocfl_config(tmp.path());
+    put(&cfg, &ssip);
+    let ingested = ingest_to_store(&cfg, &ssip, &tmp.path().join("aips"));
+    let aip = Path::new(ingested["aip"].as_str().unwrap()).to_path_buf();
+    let aip_id = objid(&aip);
+    // A put killed between its commits and recording the AIP's place.
+    let db = rusqlite::Connection::open(tmp.path().join("state.sqlite")).unwrap();
+    db.execute("DELETE FROM ocfl_package", []).unwrap();
+    drop(db);
+    assert_eq!(got(&cfg, &aip_id, &tmp.path().join("g1")), files_of(&aip));
+    for f in ["state.sqlite", "state.sqlite-wal", "state.sqlite-shm"] {
+        let _ = std::fs::remove_file(tmp.path().join(f));
+    }
+    assert_eq!(got(&cfg, &aip_id, &tmp.path().join("g2")), files_of(&aip));
+    let (code, g) = store(
+        &Default::default(),
+        &cfg,
+        &["get", "urn:uuid:nothing-here", "--out", tmp.path().join("g3").to_str().unwrap()],
+    );
+    assert_eq!(code, 2, "{g:#}");
+    for d in ["disk-a", "disk-b"] {
+        assert_ocfl_valid(&tmp.path().join(d), 1);
+    }
+}

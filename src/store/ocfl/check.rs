@@ -160,6 +160,10 @@ pub enum FindingKind {
     /// No record of the object, and its latest head is held by no more than half of the
     /// replicas: nothing says which copy is right.
     NoMajority,
+    /// No record of the object, and the replicas not checked (`check --replica`) could make
+    /// a majority for its head: not judged (no vote was counted; the run is PARTIAL). Not a
+    /// problem found.
+    NotJudged,
 }
 
 /// One finding.

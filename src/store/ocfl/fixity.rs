@@ -99,7 +99,10 @@ impl Store {
             found.seen.extend(part.seen);
             found.findings.extend(part.findings);
         })?;
-        let run = self.end_session(&session, !found.findings.is_empty())?;
+        let not_judged = |f: &OcflFinding| f.kind == FindingKind::NotJudged;
+        let problems = found.findings.iter().any(|f| !not_judged(f));
+        let judged = !found.findings.iter().any(not_judged);
+        let run = self.end_session(&session, problems, judged)?;
         let report = OcflCheckReport {
             deep,
             objects: found.objects,
@@ -252,8 +255,14 @@ fn outcomes(batch: &[PlannedObject], names: &[&str], found: &Found) -> Vec<Objec
         for name in names {
             let mine = |f: &&OcflFinding| f.object == p.object && f.replica == *name;
             let held = found.seen.iter().any(|s| s.object == p.object && s.replica == *name);
-            let kinds: Vec<FindingKind> =
-                found.findings.iter().filter(mine).map(|f| f.kind).collect();
+            // A majority not judged says nothing against this copy.
+            let kinds: Vec<FindingKind> = found
+                .findings
+                .iter()
+                .filter(mine)
+                .map(|f| f.kind)
+                .filter(|k| *k != FindingKind::NotJudged)
+                .collect();
             let outcome = match kinds.first() {
                 None if !held => continue,
                 None => "clean",

@@ -22,6 +22,7 @@ pub(crate) mod check;
 pub(crate) mod fixity;
 pub(crate) mod fs;
 pub(crate) mod inventory;
+pub(crate) mod kept;
 pub(crate) mod layout;
 pub(crate) mod migrate;
 pub(crate) mod ops;

@@ -15,11 +15,11 @@ use super::inventory::{
     INVENTORY, Inventory, LogicalFile, SIDECAR, User, VersionMeta, Versions, next_version,
     sidecar_text,
 };
+use super::kept::{self, Holder};
 use super::layout::{EXTENSION, ROOT_DECLARATION, object_path};
 use super::put::{Plan, Staging};
 use crate::audit::AuditOptions;
 use crate::formats::digest::{Sha512, hex};
-use crate::layout::MANIFEST;
 use crate::store::replica::{FsReplica, ListedObject, Replica, Source};
 use crate::store::state::OcflPlace;
 use crate::store::{
@@ -181,14 +181,7 @@ impl Store {
             .iter()
             .map(|f| LogicalFile { path: f.rel.clone(), sha512: f.sha512.clone() })
             .collect();
-        let message = if package == identifier {
-            format!("store put (manifest SHA-512 {digest})")
-        } else {
-            format!(
-                "store put of {package}, made from this object's package (manifest SHA-512 {digest})"
-            )
-        };
-        let meta = self.version_meta(&message);
+        let meta = self.version_meta(&kept::message(&package, &identifier, &digest));
         let mut report = PutReport {
             package: package.clone(),
             dir: obj.clone(),
@@ -203,7 +196,16 @@ impl Store {
             object: Some(identifier.clone()),
         };
         let prev_pair = prev.as_ref().map(|h| (&h.inv, h.versions));
-        let Some((inv, versions)) = next_version(prev_pair, &identifier, &logical, meta) else {
+        // The same package put again is no new version, whatever was put after it.
+        let earlier = prev.as_ref().and_then(|h| earlier_version(h, &package, &logical));
+        let next = match earlier {
+            Some(n) => {
+                report.version = prev.as_ref().map(|h| h.versions.name(n));
+                None
+            }
+            None => next_version(prev_pair, &identifier, &logical, meta),
+        };
+        let Some((inv, versions)) = next else {
             crate::store::put::refuse_damaged(dir, audit, None)?;
             for root in roots {
                 root.ensure_root()?; // removes what killed runs left in the work directory
@@ -235,13 +237,15 @@ impl Store {
         Ok(report)
     }
 
-    /// The object a package goes into: its own (its OBJID), unless it is an AIP made from a
-    /// submission the store holds, the store holds nothing under the AIP's own OBJID, and the
-    /// AIP has every file of the submission object's head but its METS and manifest, byte for
-    /// byte (so a METS naming another package's OBJID cannot make itself that package's
-    /// head). Then it becomes the next version of the submission's object, which keeps the
-    /// containers the two share once: OCFL lets an inventory point only at content inside its
-    /// own object, so a separate object would store every unchanged container again.
+    /// The object a package goes into: its own (its OBJID), unless it is an AIP (METS TYPE)
+    /// made from a submission the store holds, naming it by OBJID and by the SHA-512 of its
+    /// METS, the store holds nothing under the AIP's own OBJID, and a version of the
+    /// submission's object holding the submission itself has that METS and every file of the
+    /// AIP but its METS and manifest, byte for byte (see [`Store::made_from`]). Then it becomes
+    /// the next version of the submission's object, which keeps the containers the two share
+    /// once: OCFL lets an inventory point only at content inside its own object, so a
+    /// separate object would store every unchanged container again. `store get` of the
+    /// submission still gives the submission (its own latest version), whatever came after.
     fn object_for(
         &self,
         package: &str,
@@ -256,31 +260,19 @@ impl Store {
         let header = crate::mets::listing::read_header(reader).map_err(|e| {
             refuse(PackageProblem::Mets { path: mets, problem: MetsProblem::from(e) })
         })?;
-        let Some(submission) = header.submission_objid.filter(|s| s != package) else {
-            return Ok(package.into());
-        };
-        if self.holds(package)? || !self.holds(&submission)? || !self.shares(&submission, files) {
+        let claim =
+            header.submission_objid.filter(|s| s != package).zip(header.submission_mets_sha512);
+        let Some((submission, mets_sha512)) = claim else { return Ok(package.into()) };
+        if header.package_type.as_deref() != Some("AIP")
+            || self.holds(package)?
+            || !self.holds(&submission)?
+            || self.made_from(&submission, &mets_sha512, files).is_none()
+        {
             return Ok(package.into());
         }
         crate::store::checked_package_dir(&submission)
             .map_err(|e| refuse(PackageProblem::from(e)))?;
         Ok(submission)
-    }
-
-    /// Whether the head of object `id` (its reference head) has files besides its METS and
-    /// manifest, and `files` has each of them at its path with its digest.
-    fn shares(&self, id: &str, files: &[PackageFile]) -> bool {
-        let Ok(chosen) = self.reference_head(id) else { return false };
-        let h = &chosen.head;
-        let ours: std::collections::HashMap<&str, &str> =
-            files.iter().map(|f| (f.rel.as_str(), f.sha512.as_str())).collect();
-        let held = h.inv.files_of(&h.versions, h.versions.head);
-        let mut kept =
-            held.iter().filter(|f| f.path != crate::layout::METS && f.path != MANIFEST).peekable();
-        kept.peek().is_some()
-            && kept.all(|f| {
-                ours.get(f.path.as_str()).is_some_and(|d| d.eq_ignore_ascii_case(&f.sha512))
-            })
     }
 
     /// Whether webaip recorded object `id`, or any replica holds it.
@@ -452,6 +444,16 @@ impl Store {
     }
 }
 
+/// The latest version of `head`'s object holding `package` (its own, or kept there), when it
+/// has exactly `files`: a put of it again adds nothing, whatever other package was put after
+/// it. Only the latest: a package put back to earlier content is a new version (`get` gives
+/// the package as last put).
+fn earlier_version(head: &Head, package: &str, files: &[LogicalFile]) -> Option<u32> {
+    let who = if package == head.inv.id { Holder::Own } else { Holder::Kept(package) };
+    let latest = kept::versions_of(&head.inv, &head.versions, who).next()?;
+    kept::same_files(&head.inv, &head.versions, latest, files).then_some(latest)
+}
+
 /// Writes the new version's inventories into a stage holding its files, checks the staged
 /// object and commits it on `root`; returns the new inventory's SHA-512.
 pub(super) fn commit_version(
@@ -554,7 +556,10 @@ impl Store {
         }
         let heads = &chosen.heads;
         let best = &chosen.head;
-        let n = version.unwrap_or(best.versions.head);
+        // Without --version an object's own package: its latest version holding it (an AIP
+        // kept after it is got by the AIP's OBJID).
+        let own = || kept::versions_of(&best.inv, &best.versions, Holder::Own).next();
+        let n = version.unwrap_or_else(|| own().unwrap_or(best.versions.head));
         if n == 0 || n > best.versions.head {
             return Err(
                 StoreRefusal::NoSuchVersion { identifier: identifier.into(), version: n }.into()
@@ -652,8 +657,16 @@ impl Store {
         version: Option<u32>,
     ) -> Result<(String, Option<u32>), StoreError> {
         // The record first: an object planted under the AIP's OBJID must not hide it.
-        let Some(place) = self.state().ocfl_package(identifier)? else {
-            return Ok((identifier.into(), version));
+        let recorded = self.state().ocfl_package(identifier)?;
+        let place = match recorded {
+            Some(place) => place,
+            None if self.holds(identifier)? => return Ok((identifier.into(), version)),
+            // Not recorded (the database lost, or a put killed before it recorded the place):
+            // the version messages say where it is kept.
+            None => match self.find_kept(identifier)? {
+                Some((object, n)) => OcflPlace { object, version: format!("v{n}") },
+                None => return Ok((identifier.into(), version)),
+            },
         };
         let kept = place.version.strip_prefix('v').and_then(|n| n.parse::<u32>().ok());
         match (version, kept) {
@@ -665,6 +678,33 @@ impl Store {
             }
             .into()),
         }
+    }
+
+    /// Where package `identifier` is kept in another object when the state database does not
+    /// say (it was lost, or a put was killed before recording it): the object whose
+    /// reference head has a version whose message names it (the latest such version). Reads
+    /// each object's root inventory on the first replica that can be listed, one at a time
+    /// (no object of the store is held but the one read, and the replica's listing).
+    pub(crate) fn find_kept(&self, identifier: &str) -> Result<Option<(String, u32)>, StoreError> {
+        let listed = self.replicas.iter().find_map(|r| Some((r, survey(r.as_ref()).ok()?)));
+        let Some((r, survey)) = listed else { return Ok(None) };
+        for dir in survey.objects.into_keys() {
+            let Some(Ok((inv, versions))) = load(r.as_ref(), &dir).ok().flatten().map(|l| l.parsed)
+            else {
+                continue;
+            };
+            if kept::versions_of(&inv, &versions, Holder::Kept(identifier)).next().is_none() {
+                continue;
+            }
+            // Named on one copy: the reference head (recorded, or a majority's) decides.
+            let Ok(chosen) = self.reference_head(&inv.id) else { continue };
+            let h = &chosen.head;
+            if let Some(n) = kept::versions_of(&h.inv, &h.versions, Holder::Kept(identifier)).next()
+            {
+                return Ok(Some((inv.id.clone(), n)));
+            }
+        }
+        Ok(None)
     }
 
     /// Each replica's head of object `identifier` and the reference among them (see
@@ -1034,6 +1074,27 @@ pub(crate) fn copy_heads<'a>(on: &[&'a ObjectOnReplica]) -> Vec<CopyHead<'a>> {
         .collect()
 }
 
+/// An object the state database records nothing of, whose latest head (`head`) the replicas
+/// not checked could give a majority: whether one holds it is not judged, and nothing is said
+/// against the copies (a one-replica check after the database was lost is no disagreement).
+fn not_judged(
+    object: &str,
+    key: &str,
+    copies: &[CopyHead],
+    head: &str,
+    unchecked: usize,
+    out: &mut Vec<OcflFinding>,
+) {
+    for c in copies {
+        let detail = format!(
+            "the state database records nothing of this object, and {unchecked} replica(s) not \
+             checked could hold its latest head, {head}: whether a majority holds it is not \
+             judged (check every replica)"
+        );
+        out.push(object_finding(c.replica, object, key, FindingKind::NotJudged, detail));
+    }
+}
+
 /// How many replicas the store has, and how many of them were checked.
 #[derive(Debug, Clone, Copy)]
 struct Replicas {
@@ -1067,6 +1128,12 @@ fn compare_heads(
         n => format!(" ({n} not checked: no vote for it)"),
     };
     let Some(r) = reference.copy() else {
+        if let Reference::NoMajority { copy, holders, .. } = reference
+            && 2 * (holders + unchecked) > replicas.configured
+        {
+            not_judged(object, &key, &copies, &named(&copy), unchecked, out);
+            return;
+        }
         if let Reference::NoMajority { copy, holders, replicas } = reference {
             for c in &copies {
                 let detail = format!(

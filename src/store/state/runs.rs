@@ -1,7 +1,9 @@
 //! The state database's record of checks: each object's last check on each replica, and the
 //! check runs (what a run set out to check, what it has checked so far), so that a check
 //! killed or stopped goes on where it stopped. Tables added to a database of an earlier
-//! schema when it is opened (the copies' last checks taken over as not deep).
+//! schema when it is opened (the copies' last checks taken over as not deep), and the date
+//! of each object's last deep check kept apart from its last check of any kind, so that a
+//! size-only check never hides how long ago the bytes were hashed.
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
@@ -20,6 +22,9 @@ CREATE TABLE object_check (
     outcome TEXT NOT NULL,
     deep INTEGER NOT NULL,
     run_id INTEGER,
+    -- the last deep check (every byte hashed), NULL if none: a later size-only check
+    -- does not move it
+    deep_checked_at TEXT,
     PRIMARY KEY (object, replica)
 );
 CREATE INDEX object_check_at ON object_check (checked_at);
@@ -73,27 +78,26 @@ JOIN replica ON replica.id = c.replica_id
 GROUP BY package.id, replica.id
 HAVING count(c.checked_at) = count(*)";
 
+/// A database whose `object_check` predates `deep_checked_at`: the column added, and a row
+/// whose last check was deep gives that check's date (the earlier deep checks' dates were
+/// overwritten by later shallow ones: those objects count as never deep-checked).
+const DEEP_COLUMN: &str = "
+ALTER TABLE object_check ADD COLUMN deep_checked_at TEXT;
+UPDATE object_check SET deep_checked_at = checked_at WHERE deep = 1;";
+
 /// Now, as every row of this module writes it (sorts as it reads).
 const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
 
 /// Adds this module's tables to a database that lacks them, taking over what the copies'
-/// rows say of their last check. Once: later opens find the tables.
+/// rows say of their last check, and the last deep check's column to one that lacks it.
+/// Once: later opens find them.
 pub(super) fn migrate(conn: &Connection) -> rusqlite::Result<()> {
-    let has = |c: &Connection| {
-        c.query_row("SELECT count(*) FROM sqlite_master WHERE name = 'object_check'", [], |r| {
-            r.get::<_, i64>(0)
-        })
-    };
-    if has(conn)? > 0 {
+    if current(conn)? {
         return Ok(());
     }
     conn.execute_batch("BEGIN IMMEDIATE;")?;
     // Another process may have migrated while this one waited for the lock.
-    let r = if has(conn)? > 0 {
-        Ok(())
-    } else {
-        conn.execute_batch(RUNS_SCHEMA).and_then(|_| conn.execute_batch(SEED))
-    };
+    let r = upgrade(conn);
     match r {
         Ok(()) => conn.execute_batch("COMMIT;"),
         Err(e) => {
@@ -101,6 +105,33 @@ pub(super) fn migrate(conn: &Connection) -> rusqlite::Result<()> {
             Err(e)
         }
     }
+}
+
+/// True when the database has this module's tables of the current schema.
+fn current(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT count(*) FROM pragma_table_info('object_check') WHERE name = 'deep_checked_at'",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n > 0)
+}
+
+/// Brings the tables to the current schema, whatever of it is there (under the write lock).
+fn upgrade(conn: &Connection) -> rusqlite::Result<()> {
+    if current(conn)? {
+        return Ok(());
+    }
+    let has_tables: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE name = 'object_check'",
+        [],
+        |r| r.get(0),
+    )?;
+    if has_tables == 0 {
+        conn.execute_batch(RUNS_SCHEMA)?;
+        return conn.execute_batch(SEED);
+    }
+    conn.execute_batch(DEEP_COLUMN)
 }
 
 /// What a new run sets out to check.
@@ -132,7 +163,8 @@ pub(crate) enum Universe<'a> {
 pub(crate) enum Pick {
     /// Every one, by name.
     All,
-    /// The `n` checked longest ago on the replicas checked (never checked first).
+    /// The `n` checked longest ago on the replicas checked (never checked first); a deep run
+    /// goes by the last deep check, so size-only checks never starve it.
     Oldest(u64),
     /// `n` at random.
     Random(u64),
@@ -172,7 +204,13 @@ fn plan_universe(tx: &Connection, id: i64, universe: Universe) -> rusqlite::Resu
 /// Numbers the objects run `id` checks, in the order it checks them; the others stay
 /// unnumbered. Sorted and cut by SQLite (a bounded sort for a LIMIT): no list of every
 /// object is held here.
-fn plan_pick(tx: &Connection, id: i64, scope: &str, pick: Pick) -> rusqlite::Result<()> {
+fn plan_pick(
+    tx: &Connection,
+    id: i64,
+    scope: &str,
+    pick: Pick,
+    deep: bool,
+) -> rusqlite::Result<()> {
     let pick = match pick {
         Pick::RandomShare(share) => {
             let n: i64 =
@@ -186,7 +224,10 @@ fn plan_pick(tx: &Connection, id: i64, scope: &str, pick: Pick) -> rusqlite::Res
     let limit = |n: u64| n.min(i64::MAX as u64) as i64;
     let (order, limit) = match pick {
         Pick::All => ("check_plan.object".to_string(), -1),
-        Pick::Oldest(n) => (format!("{AGE} IS NOT NULL, {AGE}, check_plan.object"), limit(n)),
+        Pick::Oldest(n) => {
+            let age = if deep { age("deep_checked_at") } else { age("checked_at") };
+            (format!("{age} IS NOT NULL, {age}, check_plan.object"), limit(n))
+        }
         Pick::Random(_) | Pick::RandomShare(_) => ("random()".to_string(), limit(n_of(pick))),
     };
     tx.execute(
@@ -237,26 +278,44 @@ pub(crate) struct ObjectOutcome {
     pub outcome: &'static str,
 }
 
-/// How long ago the objects of a run's universe were last seen on the replicas checked.
+/// How long ago the objects of a run's universe were last seen on the replicas checked: by a
+/// check of any kind (at least every copy listed and its size compared), and by a deep check
+/// (every byte hashed), kept apart so that a size-only check never reads as fixity verified.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SeenSummary {
     /// Objects in the store (on the replicas checked).
     pub objects: u64,
     /// Of them, never checked on some replica checked.
     pub never_checked: u64,
-    /// The oldest last check of an object checked on every replica (UTC, RFC 3339).
+    /// The oldest last check (of any kind) of an object checked on every replica (UTC, RFC
+    /// 3339).
     pub oldest_check: Option<String>,
-    /// The latest last check.
+    /// The latest last check (of any kind).
     pub newest_check: Option<String>,
+    /// Of the objects, never deep-checked on some replica checked (their bytes not hashed
+    /// since this was recorded).
+    #[serde(default)]
+    pub never_deep_checked: u64,
+    /// The oldest last deep check of an object deep-checked on every replica.
+    #[serde(default)]
+    pub oldest_deep_check: Option<String>,
+    /// The latest last deep check.
+    #[serde(default)]
+    pub newest_deep_check: Option<String>,
 }
 
-/// How long ago each object was last checked: the oldest last check among the replicas in
-/// scope (`?2`, a JSON array of names), NULL when one of them never checked it.
-const AGE: &str = "(SELECT CASE WHEN count(c.checked_at) = (SELECT count(*) FROM json_each(?2))
-                           THEN min(c.checked_at) END
-                    FROM object_check c
-                    WHERE c.object = check_plan.object
-                      AND c.replica IN (SELECT value FROM json_each(?2)))";
+/// How long ago each object was last checked (`column`: `checked_at`, any check, or
+/// `deep_checked_at`): the oldest date among the replicas in scope (`?2`, a JSON array of
+/// names), NULL when one of them has none.
+fn age(column: &str) -> String {
+    format!(
+        "(SELECT CASE WHEN count(c.{column}) = (SELECT count(*) FROM json_each(?2))
+                      THEN min(c.{column}) END
+          FROM object_check c
+          WHERE c.object = check_plan.object
+            AND c.replica IN (SELECT value FROM json_each(?2)))"
+    )
+}
 
 impl StateDb {
     /// Starts a run: marks unfinished runs of the layout abandoned (their plans dropped), then
@@ -280,7 +339,7 @@ impl StateDb {
         let id = tx.last_insert_rowid();
         plan_universe(&tx, id, universe).map_err(db)?;
         let scope = serde_json::to_string(run.scope).unwrap_or_else(|_| "[]".into());
-        plan_pick(&tx, id, &scope, pick).map_err(db)?;
+        plan_pick(&tx, id, &scope, pick, run.deep).map_err(db)?;
         tx.commit().map_err(db)?;
         Ok(id)
     }
@@ -365,9 +424,14 @@ impl StateDb {
             }
             let mut seen = tx
                 .prepare(&format!(
-                    "INSERT OR REPLACE INTO object_check
-                         (object, replica, checked_at, outcome, deep, run_id)
-                     VALUES (?1, ?2, {NOW}, ?3, ?4, ?5)"
+                    "INSERT INTO object_check
+                         (object, replica, checked_at, outcome, deep, run_id, deep_checked_at)
+                     VALUES (?1, ?2, {NOW}, ?3, ?4, ?5, CASE WHEN ?4 THEN {NOW} END)
+                     ON CONFLICT (object, replica) DO UPDATE SET
+                         checked_at = excluded.checked_at, outcome = excluded.outcome,
+                         deep = excluded.deep, run_id = excluded.run_id,
+                         deep_checked_at =
+                             coalesce(excluded.deep_checked_at, object_check.deep_checked_at)"
                 ))
                 .map_err(db)?;
             for o in outcomes {
@@ -429,19 +493,27 @@ impl StateDb {
         scope: &[String],
     ) -> Result<SeenSummary, StoreError> {
         let scope = serde_json::to_string(scope).unwrap_or_else(|_| "[]".into());
+        let (any, deep) = (age("checked_at"), age("deep_checked_at"));
         self.conn
             .query_row(
                 &format!(
-                    "SELECT count(*), sum(age IS NULL), min(age), max(age)
-                     FROM (SELECT {AGE} AS age FROM check_plan WHERE run_id = ?1)"
+                    "SELECT count(*), sum(age IS NULL), min(age), max(age),
+                            sum(deep IS NULL), min(deep), max(deep)
+                     FROM (SELECT {any} AS age, {deep} AS deep
+                           FROM check_plan WHERE run_id = ?1)"
                 ),
                 params![id, scope],
                 |r| {
+                    let count =
+                        |i| r.get::<_, Option<i64>>(i).map(|n| n.unwrap_or(0).max(0) as u64);
                     Ok(SeenSummary {
-                        objects: r.get::<_, i64>(0)?.max(0) as u64,
-                        never_checked: r.get::<_, Option<i64>>(1)?.unwrap_or(0).max(0) as u64,
+                        objects: count(0)?,
+                        never_checked: count(1)?,
                         oldest_check: r.get(2)?,
                         newest_check: r.get(3)?,
+                        never_deep_checked: count(4)?,
+                        oldest_deep_check: r.get(5)?,
+                        newest_deep_check: r.get(6)?,
                     })
                 },
             )

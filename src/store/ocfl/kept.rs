@@ -122,9 +122,9 @@ mod tests {
             kept,
             "store put of urn:aip, made from this object's package (manifest SHA-512 ab)"
         );
-        let strip = |m: &str| {
+        fn strip(m: &str) -> Option<&str> {
             m.strip_prefix(KEPT_PREFIX).and_then(|m| m.split_once(KEPT_SUFFIX)).map(|(id, _)| id)
-        };
+        }
         assert_eq!(strip(&kept), Some("urn:aip"));
         assert_eq!(strip(&message("urn:sip", "urn:sip", "ab")), None);
         assert_eq!(strip("store put of urn:x"), None);

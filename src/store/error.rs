@@ -522,9 +522,9 @@ pub enum StoreRefusal {
         /// The lock it holds.
         lock: std::path::PathBuf,
     },
-    /// A put in the webaip layout to a store `store migrate` has begun to move to OCFL.
+    /// A put or remove in the webaip layout on a store `store migrate` has begun to move to OCFL.
     #[error(
-        "this store is being moved to OCFL storage roots (`store migrate` began, its state database says so): a put in the webaip layout is refused; run `store migrate` until it completes, then put to the OCFL layout"
+        "this store is being moved to OCFL storage roots (`store migrate` began, its state database says so): a put or a remove in the webaip layout is refused (a removal could take away a package a moved one requires); run `store migrate` until it completes, then put to the OCFL layout"
     )]
     Migrating,
     /// `store check --resume` with no check run left unfinished.

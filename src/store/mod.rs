@@ -461,6 +461,11 @@ impl Store {
     /// With `dry_run`, nothing is deleted: the report lists what would be.
     pub fn remove(&self, identifier: &str, dry_run: bool) -> Result<RemoveReport, StoreError> {
         self.webaip_layout("store remove")?;
+        // A moved package's dependencies are no longer in the webaip layout's records, so
+        // nothing here could tell that a package still to move is required.
+        if self.state().migration_begun()? {
+            return Err(StoreRefusal::Migrating.into());
+        }
         let files = self
             .state()
             .package_files(identifier)?

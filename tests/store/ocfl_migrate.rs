@@ -210,10 +210,28 @@ fn a_migrate_killed_after_a_commit_goes_on_and_reads_work_meanwhile() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("`store migrate` began"), "{err}");
+    // A removal too: the moved package's dependencies are no longer in the old records.
+    let o = crate::util::webaip_command()
+        .args(["store", "--config", cfg.to_str().unwrap(), "remove", "--yes", &objid(&pkgs[1])])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("`store migrate` began"), "{err}");
 
+    // The configuration reached through a link, readable by its owner only: the rerun
+    // rewrites the link's target and keeps its mode; the link stays a link.
+    let target = tmp.path().join("real-store.toml");
+    fs::rename(&cfg, &target).unwrap();
+    std::os::unix::fs::symlink(&target, &cfg).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&target, fs::Permissions::from_mode(0o600)).unwrap();
     let (code, r) = migrate(&cfg);
     assert_eq!(code, 0, "{r:#}");
     assert_eq!((r["objects_migrated"].as_u64(), r["switched"].as_bool()), (Some(2), Some(true)));
+    assert!(fs::symlink_metadata(&cfg).unwrap().file_type().is_symlink());
+    assert!(fs::read_to_string(&target).unwrap().contains("ocfl"));
+    assert_eq!(fs::metadata(&target).unwrap().permissions().mode() & 0o777, 0o600);
     for d in ["disk-a", "disk-b"] {
         assert_ocfl_valid(&tmp.path().join(d), 2);
     }

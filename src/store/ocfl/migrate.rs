@@ -648,9 +648,16 @@ fn remove_old(r: &dyn Replica, root: &FsRoot, m: &Moving) -> Result<(), StoreErr
 
 /// Rewrites the configuration with `layout = "ocfl"` on every replica: written whole beside
 /// it, synced, loaded back as a store configuration, then renamed over it.
-fn switch_config(path: &Path) -> Result<(), StoreError> {
+fn switch_config(given: &Path) -> Result<(), StoreError> {
+    // A configuration reached through a link is rewritten where it lives: renamed over, the
+    // link would become a file of its own and its target would still say webaip.
+    let path = &std::fs::canonicalize(given).map_err(|e| StoreError::ConfigSwitch {
+        path: given.into(),
+        why: confined::describe_io(&e),
+    })?;
     let fail = |why: String| StoreError::ConfigSwitch { path: path.into(), why };
     let text = std::fs::read_to_string(path).map_err(|e| fail(confined::describe_io(&e)))?;
+    let permissions = std::fs::metadata(path).map_err(|e| fail(confined::describe_io(&e)))?;
     let mut doc: toml_edit::DocumentMut =
         text.parse().map_err(|e: toml_edit::TomlError| fail(e.to_string()))?;
     let replicas = doc
@@ -665,6 +672,8 @@ fn switch_config(path: &Path) -> Result<(), StoreError> {
     let _ = std::fs::remove_file(&temp); // a killed run's
     let written =
         std::fs::OpenOptions::new().write(true).create_new(true).open(&temp).and_then(|mut f| {
+            // The rewritten file keeps who may read it (a configuration may name credentials).
+            f.set_permissions(permissions.permissions())?;
             io::Write::write_all(&mut f, doc.to_string().as_bytes()).and_then(|()| f.sync_all())
         });
     written.map_err(|e| fail(confined::describe_io(&e)))?;

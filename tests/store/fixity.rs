@@ -216,6 +216,29 @@ fn deep_oldest_rotates_through_every_object_whatever_shallow_checks_come_between
     assert_eq!(Some(kept.0), kept.1, "a last check that was deep gives its date");
 }
 
+/// A deep check dates only the copies it found whole: a damaged (or missing) copy keeps no
+/// deep date, so `seen` does not count it as hashed and `--deep --oldest` takes it first.
+#[test]
+fn a_copy_a_deep_check_found_damaged_is_not_dated_as_deep_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = simulated(tmp.path(), 3);
+    let victim = tmp.path().join("disk").join(package_dir_of("pkg-0000001")).join("f0.bin");
+    fs::write(&victim, vec![b'z'; 512]).unwrap();
+    let (code, r) = store(&no_env(), &cfg, &["check", "--deep"]);
+    assert_eq!(code, 1, "{r:#}");
+    assert_eq!(r["run"]["seen"]["never_deep_checked"], 1, "{r:#}");
+    let dated: BTreeSet<String> = db(&cfg)
+        .prepare("SELECT object FROM object_check WHERE deep_checked_at IS NOT NULL")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(dated, pkgs(&[0, 2]));
+    let (_, r) = store(&no_env(), &cfg, &["check", "--deep", "--oldest", "1"]);
+    assert_eq!(checked_by(&cfg, r["run"]["id"].as_i64().unwrap()), pkgs(&[1]), "{r:#}");
+}
+
 fn package_dir_of(identifier: &str) -> String {
     use sha2::Digest;
     format!("{:02x}/{identifier}", sha2::Sha256::digest(identifier.as_bytes())[0])

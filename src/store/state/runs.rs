@@ -426,7 +426,7 @@ impl StateDb {
                 .prepare(&format!(
                     "INSERT INTO object_check
                          (object, replica, checked_at, outcome, deep, run_id, deep_checked_at)
-                     VALUES (?1, ?2, {NOW}, ?3, ?4, ?5, CASE WHEN ?4 THEN {NOW} END)
+                     VALUES (?1, ?2, {NOW}, ?3, ?4, ?5, CASE WHEN ?4 AND ?3 = 'clean' THEN {NOW} END)
                      ON CONFLICT (object, replica) DO UPDATE SET
                          checked_at = excluded.checked_at, outcome = excluded.outcome,
                          deep = excluded.deep, run_id = excluded.run_id,
@@ -434,6 +434,8 @@ impl StateDb {
                              coalesce(excluded.deep_checked_at, object_check.deep_checked_at)"
                 ))
                 .map_err(db)?;
+            // The deep date is that of the last deep check that found the copy whole: a
+            // missing or unreadable copy was not hashed, and a damaged one must come first.
             for o in outcomes {
                 seen.execute(params![o.object, o.replica, o.outcome, deep, id]).map_err(db)?;
             }

@@ -299,7 +299,10 @@ impl Store {
                     && r.extra.is_empty()
                     && r.errors.is_empty())
             });
-        let run = self.end_session(&session, problems, true)?;
+        // Packages a begun `store migrate` moved are OCFL objects this check does not see:
+        // the run judged only what is left, so it is never a clean check of the store.
+        let judged = !self.state().migration_begun()?;
+        let run = self.end_session(&session, problems, judged)?;
         let report = CheckReport {
             deep,
             packages: found.packages,

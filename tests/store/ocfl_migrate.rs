@@ -210,6 +210,9 @@ fn a_migrate_killed_after_a_commit_goes_on_and_reads_work_meanwhile() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("`store migrate` began"), "{err}");
+    // A check sees only the packages not moved yet: never a clean check of the store.
+    let (code, r) = store(&no_env(), &cfg, &["check"]);
+    assert_eq!((code, r["run"]["verdict"].as_str()), (0, Some("partial")), "{r:#}");
     // A removal too: the moved package's dependencies are no longer in the old records.
     let o = crate::util::webaip_command()
         .args(["store", "--config", cfg.to_str().unwrap(), "remove", "--yes", &objid(&pkgs[1])])

@@ -581,13 +581,10 @@ struct Hooks<'a> {
 
 fn audit_with(path: &Path, opts: &AuditOptions, hooks: &Hooks) -> Result<AuditReport, AuditError> {
     let at = package_paths(path)?;
-    // The METS is validated, and its sections read typed (`identity`), while the files it
-    // lists are read: neither waits for the other, and no core is left idle meanwhile.
-    let mets_name = at.mets_name();
-    let ((judged, (identity, unlinked)), reading) = rayon::join(
-        || (judge_mets(at.clone(), opts), identity(&at.mets, &mets_name)),
-        || read_package(&at, opts.deep, hooks),
-    );
+    // The METS is validated while the files it lists are read: neither waits for the other,
+    // and no core is left idle while the schemas are checked.
+    let (judged, reading) =
+        rayon::join(|| judge_mets(at.clone(), opts), || read_package(&at, opts.deep, hooks));
     let mut judged = judged?;
     let rules = FileRules::of(opts, &judged.validation);
     let Reading { files, mut read, findings: found, mut unchecked } = match reading {
@@ -599,6 +596,7 @@ fn audit_with(path: &Path, opts: &AuditOptions, hooks: &Hooks) -> Result<AuditRe
     let findings = &mut judged.findings;
     findings.extend(found);
     collapse_missing_groups(&files, findings);
+    let mets_name = judged.at.mets_name();
     let listed = listed_names(&files);
     let names = PackageNames { dir, mets: &mets_name, listed: &listed };
     let manifest_absent = layout::metadata_in(dir, MANIFEST).is_err_and(|e| e.is_not_found());
@@ -613,6 +611,7 @@ fn audit_with(path: &Path, opts: &AuditOptions, hooks: &Hooks) -> Result<AuditRe
         }
     }
     check_unlisted(&names, &rules, findings);
+    let (identity, unlinked) = identity(&judged.at.mets, &mets_name);
     findings.extend(unlinked);
     let undeclared = undeclared_requirements(dir, &judged.at.mets, &mets_name, &read.referred);
     let arc_rebuilds = check_arc_rebuilds(dir, opts, findings, &mut unchecked);

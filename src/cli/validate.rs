@@ -32,7 +32,8 @@ pub struct ValidateArgs {
     /// Print the reports as one JSON object on standard output (no text).
     #[arg(long)]
     json: bool,
-    /// Print nothing when every document is valid (an invalid one is named on standard error).
+    /// Print nothing when every document is valid with every check run; the verdict of any
+    /// other (invalid, or valid with the XML Schema check skipped) on standard error.
     #[arg(long, short)]
     quiet: bool,
 }
@@ -114,7 +115,7 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<i32> {
         }
         if chatty {
             print!("{}", checked.text);
-        } else if args.quiet && !args.json && !checked.valid {
+        } else if args.quiet && !args.json && !checked.plain {
             eprintln!("{}", checked.verdict);
         }
         reports.push(checked.json);
@@ -162,7 +163,8 @@ fn check_mets(path: &Path, opts: &ValidateOptions) -> anyhow::Result<Option<Chec
     };
     let text = report_text(&r);
     let verdict = text.lines().last().unwrap_or_default().to_owned();
-    Ok(Some(Checked { valid: r.valid, json: serde_json::to_value(&r)?, text, verdict }))
+    let plain = r.valid && matches!(r.xsd, XsdStatus::Validated { .. });
+    Ok(Some(Checked { valid: r.valid, plain, json: serde_json::to_value(&r)?, text, verdict }))
 }
 
 /// One METS document's validation as text: each finding, the schema check, the profile and a
@@ -189,7 +191,12 @@ fn report_text(r: &ValidationReport) -> String {
     let _ = writeln!(
         out,
         "{name}: {} under profile {} ({}): {} errors, {} warnings, {} notes",
-        if r.valid { "VALID" } else { "INVALID" },
+        match (&r.xsd, r.valid) {
+            (_, false) => "INVALID",
+            // Valid by webaip's own checks only: never said as a plain VALID.
+            (XsdStatus::Skipped { .. }, true) => "VALID, XML Schema SKIPPED,",
+            (XsdStatus::Validated { .. }, true) => "VALID",
+        },
         r.profile,
         r.profile_source.describe(),
         count(MetsSeverity::Error),

@@ -42,7 +42,8 @@ pub(super) fn check(given: &Path, chatty: bool) -> anyhow::Result<Option<Checked
     });
     let text = report_text(&checked);
     let verdict = text.lines().last().unwrap_or_default().to_owned();
-    Ok(Some(Checked { valid: checked.valid(), json, text, verdict }))
+    let valid = checked.valid();
+    Ok(Some(Checked { valid, plain: valid, json, text, verdict }))
 }
 
 fn finding_text(out: &mut String, package: &Path, f: &CsipFinding, level: &str) {

@@ -33,5 +33,6 @@ pub(super) fn check(wacz: &Path) -> anyhow::Result<Option<Checked>> {
         report.pages
     );
     let _ = writeln!(text, "{verdict}");
-    Ok(Some(Checked { valid: report.valid, json: serde_json::to_value(&report)?, text, verdict }))
+    let json = serde_json::to_value(&report)?;
+    Ok(Some(Checked { valid: report.valid, plain: report.valid, json, text, verdict }))
 }

@@ -371,7 +371,7 @@ fn schema_status(
     if let Some(at) = pass.refs_over {
         // libxml2 keeps every IDREF token to the end: 16 million took 3.3 GB.
         let reason = format!(
-            "{}: more than {} IDREF tokens, passed at line {} (byte {}): not checked, to bound memory (see the SIZE error)",
+            "{}: more than {} IDREF tokens, passed at line {} (byte {}): not checked, to bound memory (see the SIZE notice)",
             path.display(),
             checker::MAX_REF_TOKENS,
             at.line,

@@ -66,6 +66,18 @@ fn a_mets_with_more_idref_tokens_than_the_bound_is_not_schema_checked_and_not_in
     assert_eq!(size.len(), 1, "{v:#}");
     assert_eq!(size[0]["line"].as_u64(), Some(line as u64));
     assert_eq!(size[0]["severity"], "warning", "{v:#}");
+    // Quiet drops detail, never a verdict that is not plainly VALID: the skipped schemas
+    // are said, on standard error, and nothing else.
+    let q = webaip(&["validate", "-q", mets.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&q.stderr);
+    assert_eq!(q.status.code(), Some(0), "{said}");
+    assert!(q.stdout.is_empty(), "{}", String::from_utf8_lossy(&q.stdout));
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(said.contains("VALID, XML Schema SKIPPED, under profile"), "{said}");
+    assert!(said.contains(mets.to_str().unwrap()), "{said}");
+    let text = webaip(&["validate", mets.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert_eq!(text.lines().last(), said.lines().next(), "the verdict of the full report");
     let r =
         webaip(&["report", "--json", "--validate", pkg.to_str().unwrap(), pkg.to_str().unwrap()]);
     let r: Value = serde_json::from_slice(&r.stdout).unwrap();

@@ -52,14 +52,34 @@ impl ValueText {
     }
 }
 
-/// IDREF tokens (of METS's reference attributes: `ADMID`, `DMDID`, `FILEID`...) a document
-/// handed to libxml2's schema validation may hold. libxml2 keeps each one to the document's
-/// end, about 200 bytes of memory a token (16 million took 3.3 GB and 3.6 minutes). A document
-/// with more is not schema-validated (and not called valid: a `SIZE` error says why).
+/// IDREF tokens (of the reference attributes the bundled schemas type IDREF or IDREFS:
+/// METS's `ADMID`, `DMDID`, `FILEID`..., PREMIS's `LinkAgentXmlID`...) a document handed to
+/// libxml2's schema validation may hold. libxml2 keeps each one to the document's end, about
+/// 200 bytes of memory a token (16 million took 3.3 GB and 3.6 minutes). A document with more
+/// is not schema-validated (a `SIZE` notice says why; the schemas are reported skipped).
 pub(super) const MAX_REF_TOKENS: u64 = 1_000_000;
 
-/// METS attributes whose value is a list of IDREFs (`CONTENTIDS`: of URIs, held the same way).
-const REF_ATTRIBUTES: [&str; 5] = ["ADMID", "DMDID", "FILEID", "STRUCTID", "CONTENTIDS"];
+/// Attributes the bundled schemas (xsd/) type IDREF or IDREFS, by local name: METS (and
+/// `CONTENTIDS`, a list of URIs libxml2 holds the same way), PREMIS 3 and 2 (whose `ADMID`
+/// is METS's name), MODS 3.8's `IDREF`. Counted on any element whatever its namespace (an
+/// element of an unknown namespace under `xmlData` is skipped by the schemas, so counting it
+/// costs nothing but care); the schemas' are unqualified, and a prefixed one counts too (the
+/// safe side).
+const REF_ATTRIBUTES: [&str; 13] = [
+    "ADMID",
+    "DMDID",
+    "FILEID",
+    "STRUCTID",
+    "CONTENTIDS",
+    "TRANSFORMBEHAVIOR",
+    "LinkAgentXmlID",
+    "LinkEventXmlID",
+    "LinkObjectXmlID",
+    "LinkPermissionStatementXmlID",
+    "RelEventXmlID",
+    "RelObjectXmlID",
+    "IDREF",
+];
 
 /// The IDREF tokens read so far, and where they first passed [`MAX_REF_TOKENS`].
 #[derive(Default)]
@@ -69,11 +89,10 @@ struct RefTokens {
 }
 
 impl RefTokens {
-    /// Counts the reference attributes of METS element `e`, at `at`; true when this element
-    /// is where the bound was first passed.
+    /// Counts the reference attributes of element `e` (of any namespace), at `at`; true when
+    /// this element is where the bound was first passed.
     fn count(&mut self, e: &Element, at: Pos) -> bool {
-        let refs =
-            e.attrs.iter().filter(|a| a.ns.is_empty() && REF_ATTRIBUTES.contains(&&*a.local));
+        let refs = e.attrs.iter().filter(|a| REF_ATTRIBUTES.contains(&&*a.local));
         let tokens: usize = refs.map(|a| a.value.split_ascii_whitespace().count()).sum();
         self.count = self.count.saturating_add(tokens as u64);
         let first = self.count > MAX_REF_TOKENS && self.over_at.is_none();
@@ -198,15 +217,17 @@ impl Checker {
         let cx = &mut self.cx;
         if e.ns == NS_METS {
             references::start(cx, e, at, self.structure.map());
-            if self.refs.count(e, at) {
-                let what = format!(
-                    "more than {MAX_REF_TOKENS} IDREF tokens (ADMID, DMDID, FILEID...) from here on (byte {}): the XML Schemas are not checked (libxml2 would keep every one, about 200 bytes each)",
-                    at.offset
-                );
-                // A notice, not an error: a package of a million files is not invalid for
-                // its size; the skipped schemas are reported as such.
-                cx.notice("SIZE", &e.local, at, what);
-            }
+        }
+        // PREMIS's links are IDREFs too: libxml2 keeps them the same way (1.2 million
+        // `LinkAgentXmlID`s took 370 MB when only METS's were counted).
+        if self.refs.count(e, at) {
+            let what = format!(
+                "more than {MAX_REF_TOKENS} IDREF tokens (METS ADMID, DMDID, FILEID..., PREMIS LinkAgentXmlID...) from here on (byte {}): the XML Schemas are not checked (libxml2 would keep every one, about 200 bytes each)",
+                at.offset
+            );
+            // A notice, not an error: a package of a million files is not invalid for
+            // its size; the skipped schemas are reported as such.
+            cx.notice("SIZE", &e.local, at, what);
         }
         self.structure.start(cx, e, at);
         self.files.start(cx, e, at);

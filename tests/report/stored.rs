@@ -155,3 +155,82 @@ fn a_check_that_found_problems_is_a_finding_also_when_quiet() {
     assert_eq!(out.lines().count(), 1, "{out}");
     assert!(!out.contains("  "), "one line, no runs of spaces: {out}");
 }
+
+/// A store whose state database lost where the AIP is (the `ocfl_package` row a put killed
+/// between its commit and its record never wrote): the AIP still has its row, found by the
+/// message of the version holding it (as `store get` finds it) and marked "place not
+/// recorded", and the submission's row is read from its own version, not the AIP's.
+#[test]
+fn an_aip_whose_place_the_database_lost_is_listed_from_its_versions_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, object, aip) = store_with_an_aip(dir.path());
+    let cfg = config.to_str().unwrap();
+    let db = rusqlite::Connection::open(dir.path().join("state.sqlite")).unwrap();
+    assert_eq!(db.execute("DELETE FROM ocfl_package", []).unwrap(), 1);
+    drop(db);
+    let (state, inventories) = recount(dir.path());
+    assert!(state["kept"].as_object().is_none_or(|k| k.is_empty()), "{state:#}");
+    let obj = &inventories[&object];
+    let head = obj["head"].as_str().unwrap();
+    assert_eq!(head, "v2", "{obj:#}");
+    let page = dir.path().join("page.html");
+    let o = webaip(&["report", "--json", "-o", page.to_str().unwrap(), "--store", cfg]);
+    let r = report_of(&o, 0);
+    let rows = r["packages"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["package"].as_str().unwrap()).collect();
+    assert_eq!(names, [object.as_str(), aip.as_str()], "the AIP is not left out");
+    for (row, from) in [(&rows[0], "v1"), (&rows[1], head)] {
+        assert!(row["not_read"].is_null(), "{row:#}");
+        for key in ["objid", "records", "bytes", "files", "captured_first", "captured_last"] {
+            assert_eq!(row[key], obj["versions"][from][key], "{}: {key}", row["package"]);
+        }
+        assert_eq!(row["ocfl"]["version"].as_str(), Some(from), "{row:#}");
+    }
+    assert_eq!(rows[0]["ocfl"]["place_recorded"], true, "{:#}", rows[0]);
+    assert_eq!(rows[1]["ocfl"]["place_recorded"], false, "{:#}", rows[1]);
+    assert_eq!(rows[0]["ocfl"]["head_package"].as_str(), Some(aip.as_str()), "{:#}", rows[0]);
+    assert_eq!(r["store"]["packages"], 2, "{:#}", r["store"]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("place not recorded").count(), 1, "the AIP's row says so");
+}
+
+/// A replica moved away, then `store check --deep`: every object's check on it found no
+/// copy. The report dates that replica's check (it was checked, and found missing), never
+/// calls the copies "never checked", and does not say every file was hashed.
+#[test]
+fn a_copy_the_last_check_found_missing_is_dated_and_not_called_hashed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, object, _) = store_with_an_aip(dir.path());
+    let cfg = config.to_str().unwrap();
+    std::fs::rename(dir.path().join("b"), dir.path().join("b.gone")).unwrap();
+    assert_eq!(check(&config, &["--deep"]), Some(1), "the check finds b's copy missing");
+    let (state, _) = recount(dir.path());
+    let dirs = state["checks"].as_object().unwrap();
+    assert_eq!(dirs.len(), 1, "{state:#}");
+    let checks = dirs.values().next().unwrap();
+    assert_eq!(checks["b"]["outcome"], "problems", "{state:#}");
+    assert_eq!((&checks["a"]["deep"], &checks["b"]["deep"]), (&true.into(), &true.into()));
+    let oldest = [&checks["a"]["at"], &checks["b"]["at"]].map(|a| a.as_str().unwrap());
+    let oldest = oldest.iter().min().unwrap().to_string();
+    let page = dir.path().join("page.html");
+    let o = webaip(&["report", "--json", "-o", page.to_str().unwrap(), "--store", cfg]);
+    let r = report_of(&o, 1);
+    let rows = r["packages"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{r:#}");
+    for row in rows {
+        let last = &row["last_check"];
+        assert_eq!(last["date"].as_str(), Some(oldest.as_str()), "{row:#}");
+        assert!(last["deep"] != true, "b's bytes were never hashed: {row:#}");
+        assert_eq!(last["outcome"], "copies missing or corrupt", "{row:#}");
+    }
+    assert_eq!(rows[0]["package"].as_str(), Some(object.as_str()));
+    let s = &r["store"];
+    assert_eq!(s["never_checked"], 0, "{s:#}");
+    assert_eq!(s["replicas"]["b"]["oldest_check"], checks["b"]["at"], "{s:#}");
+    assert_eq!(s["replicas"]["a"]["oldest_check"], checks["a"]["at"], "{s:#}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains("every file hashed"), "no row says every file hashed");
+    assert!(!html.contains("store: never"), "no row's check is called never");
+    assert!(!html.contains("never (a copy was not checked)"), "nor among the oldest checks");
+    assert!(html.contains("0 packages with a copy never checked"), "the summary agrees");
+}

@@ -402,6 +402,9 @@ fn copies_cell(r: &PackageRow) -> String {
     }
     if let Some(k) = &r.ocfl {
         parts.push(format!("{} of object {}", escape(&k.version), escape(&k.object)));
+        if !k.place_recorded {
+            parts.push("place not recorded (found by the version's message)".into());
+        }
         if let Some(head) = &k.head_package {
             parts.push(format!("its head is the package {}", escape(head)));
         }

@@ -63,6 +63,9 @@ pub struct KeptAt {
     /// The package the object's head is, when it is another one (an AIP kept in its
     /// submission's object).
     pub head_package: Option<String>,
+    /// Whether the state database records where the package is (`false`: only the message
+    /// of the version holding it says so; the record was lost, or a put killed before it).
+    pub place_recorded: bool,
 }
 
 /// What a journal records of a done item.

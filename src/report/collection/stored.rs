@@ -4,12 +4,13 @@
 //! each replica's last `store check`, each METS fetched and verified through the store itself
 //! (OCFL: from the version that is the package).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::CollectionError;
 use super::row::{Check, KeptAt, PackageRow, RowOrigin};
 use crate::store::config::{ReplicaLayout, StoreConfig};
+use crate::store::ocfl::kept::Holdings;
 use crate::store::state::{
     KeptPackage, ObjectCheckRecord, OcflPlace, PackageState, ReplicaCopies, StateReader,
 };
@@ -30,7 +31,7 @@ impl Stored {
     /// Whether the row's copies are its own (not those of the object it is kept in, counted
     /// with that object's row).
     pub(crate) fn own_copies(&self) -> bool {
-        !matches!(self.ocfl, Some(OcflRole::Kept(_)))
+        !matches!(self.ocfl, Some(OcflRole::Kept { .. }))
     }
 
     /// Whether a replica's last check found problems (or could not read the copy).
@@ -41,11 +42,13 @@ impl Stored {
 
 /// Which package of an OCFL object a row is.
 enum OcflRole {
-    /// The object's own package (its latest version put as itself), with the packages kept
-    /// in the object.
-    Object { head: Option<u32>, kept: Vec<KeptPackage> },
-    /// A package kept in another package's object.
-    Kept(OcflPlace),
+    /// The object's own package (its latest version put as itself): the latest head webaip
+    /// recorded, and what the versions hold by their messages (`None`: its reference head
+    /// could not be read; the fetch says why).
+    Object { head: Option<u32>, held: Option<Holdings> },
+    /// A package kept in another package's object, where the state database records it
+    /// (`recorded`) or only the version's message says.
+    Kept { place: OcflPlace, recorded: bool },
 }
 
 /// A store being read: its replicas (to fetch each METS from, from several threads) and a
@@ -102,50 +105,65 @@ impl StoreRead {
     }
 
     /// The objects of an OCFL store, each followed by the packages kept in it (and those kept
-    /// in an object no replica holds, last).
+    /// in an object no replica holds, last). A package kept in an object is found where the
+    /// state database records it, else by the message of the version holding it (the
+    /// database lost the record, or a put was killed before writing it), as `store get`
+    /// finds it.
     fn each_object(
         &self,
         reader: &StateReader,
         each: &mut dyn FnMut(Stored),
     ) -> Result<(), StoreError> {
-        let mut kept: BTreeMap<String, Vec<KeptPackage>> = BTreeMap::new();
+        let mut recorded: BTreeMap<String, Vec<KeptPackage>> = BTreeMap::new();
         for k in reader.kept_packages()? {
-            kept.entry(k.place.object.clone()).or_default().push(k);
+            recorded.entry(k.place.object.clone()).or_default().push(k);
         }
-        for object in ocfl_objects(&self.store, &self.names)? {
+        let objects = ocfl_objects(&self.store, &self.names)?;
+        let known: BTreeSet<String> = recorded
+            .values()
+            .flatten()
+            .map(|k| k.package.clone())
+            .chain(objects.iter().map(|o| o.state.identifier.clone()))
+            .collect();
+        for object in objects {
             let checks = reader.object_checks(&object.dir)?;
-            let mine = kept.remove(&object.state.identifier).unwrap_or_default();
-            let p = with_checks(object.state, &checks);
+            let id = object.state.identifier.clone();
+            let held = self.store.holdings(&id).ok();
+            let mut mine: Vec<(KeptPackage, bool)> =
+                recorded.remove(&id).unwrap_or_default().into_iter().map(|k| (k, true)).collect();
+            mine.extend(unrecorded_kept(&id, held.as_ref(), &known).map(|k| (k, false)));
+            let p = object.state;
             let rows: Vec<Stored> =
-                mine.iter().map(|k| self.kept_row(k, &p, checks.clone())).collect();
-            let role = OcflRole::Object { head: object.head, kept: mine };
+                mine.iter().map(|(k, rec)| self.kept_row(k, *rec, &p, checks.clone())).collect();
+            let role = OcflRole::Object { head: object.head, held };
             each(self.stored(p, checks, Some(role)));
             rows.into_iter().for_each(&mut *each);
         }
-        for k in kept.into_values().flatten() {
+        for k in recorded.into_values().flatten() {
             let p = PackageState { identifier: k.package.clone(), ..Default::default() };
-            each(self.stored(p, Vec::new(), Some(OcflRole::Kept(k.place))));
+            let role = OcflRole::Kept { place: k.place, recorded: true };
+            each(self.stored(p, Vec::new(), Some(role)));
         }
         Ok(())
     }
 
-    /// The row of package `k`, kept in the object whose state is `object`: the object's
-    /// copies and checks.
+    /// The row of package `k`, kept in the object whose state is `object` (where the state
+    /// database records it, or only the version's message says): the object's copies and
+    /// checks.
     fn kept_row(
         &self,
         k: &KeptPackage,
+        recorded: bool,
         object: &PackageState,
         checks: Vec<ObjectCheckRecord>,
     ) -> Stored {
+        let said = if recorded { "recorded" } else { "found by its message" };
         let p = PackageState {
             identifier: k.package.clone(),
-            accepted_at: object
-                .accepted_at
-                .as_ref()
-                .map(|_| format!("{} recorded", k.place.version)),
+            accepted_at: object.accepted_at.as_ref().map(|_| format!("{} {said}", k.place.version)),
             replicas: object.replicas.clone(),
         };
-        self.stored(p, checks, Some(OcflRole::Kept(k.place.clone())))
+        self.stored(p, checks, Some(OcflRole::Kept { place: k.place.clone(), recorded }))
     }
 
     /// `p` with a copy entry for every configured replica, and the checks of configured
@@ -157,7 +175,11 @@ impl StoreRead {
         ocfl: Option<OcflRole>,
     ) -> Stored {
         checks.retain(|c| self.names.contains(&c.replica));
-        let (package, without_copy) = every_replica(p, &self.names);
+        let (mut package, without_copy) = every_replica(p, &self.names);
+        if ocfl.is_some() {
+            // Every configured replica's last check, a replica found holding no copy too.
+            with_checks(&mut package, &checks);
+        }
         Stored { package, without_copy, checks, ocfl }
     }
 
@@ -193,52 +215,26 @@ impl StoreRead {
         let mets = Some(crate::layout::METS);
         match &s.ocfl {
             None => (self.store.get(id, mets, to).map(drop), None),
-            Some(OcflRole::Kept(place)) => {
+            Some(OcflRole::Kept { place, recorded }) => {
                 let at = KeptAt {
                     object: place.object.clone(),
                     version: place.version.clone(),
                     head_package: None,
+                    place_recorded: *recorded,
                 };
-                // The store's get finds the version its record names.
-                (self.store.get(id, mets, to).map(drop), Some(at))
+                let got = match (recorded, version_number(&place.version)) {
+                    // The version the message names, read from its object.
+                    (false, Some(n)) => self.store.get_version(&place.object, mets, Some(n), to),
+                    // The store's get finds the version its record names.
+                    _ => self.store.get(id, mets, to),
+                };
+                (got.map(drop), Some(at))
             }
-            Some(OcflRole::Object { head, kept }) => match self.own_version(id, *head, kept) {
-                Ok((n, at)) => (self.store.get_version(id, mets, n, to).map(drop), Some(at)),
-                Err(e) => (Err(e), None),
-            },
+            Some(OcflRole::Object { head, held }) => {
+                let (n, at) = own_version(id, *head, held.as_ref());
+                (self.store.get_version(id, mets, n, to).map(drop), Some(at))
+            }
         }
-    }
-
-    /// The version of object `id` that is its own package: its head when no package is kept
-    /// in it, else its latest version not put as another package (its log's messages say
-    /// which: "store put of <OBJID>").
-    fn own_version(
-        &self,
-        id: &str,
-        head: Option<u32>,
-        kept: &[KeptPackage],
-    ) -> Result<(Option<u32>, KeptAt), StoreError> {
-        let named =
-            |n: u32| KeptAt { object: id.into(), version: format!("v{n}"), head_package: None };
-        if kept.is_empty() {
-            let at = head.map_or_else(|| KeptAt { version: "head".into(), ..named(0) }, named);
-            return Ok((None, at));
-        }
-        let log = self.store.log(id)?;
-        let number = |v: &str| v.strip_prefix('v').and_then(|n| n.parse::<u32>().ok());
-        let own = log
-            .versions
-            .iter()
-            .rev()
-            .find(|v| !v.message.as_deref().is_some_and(|m| m.starts_with("store put of ")));
-        let n = own.and_then(|v| number(&v.version)).unwrap_or(1);
-        let mut at = named(n);
-        let head_number = number(&log.head);
-        at.head_package = kept
-            .iter()
-            .find(|k| number(&k.place.version) == head_number && head_number != Some(n))
-            .map(|k| k.package.clone());
-        Ok((Some(n), at))
     }
 
     /// The row's last check: the oldest of its copies' (webaip layout: of its files' looks;
@@ -249,7 +245,7 @@ impl StoreRead {
         Check {
             by: "store",
             date: super::tally::oldest_check(&s.package),
-            deep: every.then(|| s.checks.iter().all(|c| c.deep)),
+            deep: deep_of(&s.checks, every),
             outcome: outcome(&s.package.replicas, rejected, s.check_problems()).into(),
         }
     }
@@ -286,13 +282,62 @@ fn outcome(copies: &[ReplicaCopies], rejected: &[String], check_problems: bool) 
     }
 }
 
-/// An OCFL object's copies with each replica's last check date (from `object_check`).
-fn with_checks(mut p: PackageState, checks: &[ObjectCheckRecord]) -> PackageState {
+/// An OCFL object's copies with each configured replica's last check date (from
+/// `object_check`), a replica whose check found no copy included.
+fn with_checks(p: &mut PackageState, checks: &[ObjectCheckRecord]) {
     for c in &mut p.replicas {
         c.oldest_check =
             checks.iter().find(|k| k.replica == c.replica).map(|k| k.checked_at.clone());
     }
-    p
+}
+
+/// Whether every configured replica's last check hashed every file (`every`: each has a
+/// record): `Some(false)` when one looked at sizes only; `None` when one is missing, or found
+/// its copy missing, damaged or unreadable (a deep run did not hash what it did not find).
+fn deep_of(checks: &[ObjectCheckRecord], every: bool) -> Option<bool> {
+    if !every || checks.iter().any(|c| c.deep && c.outcome != "clean") {
+        return None;
+    }
+    Some(checks.iter().all(|c| c.deep))
+}
+
+/// The number of version name `v`: `v2` (or `v002`) is 2.
+fn version_number(v: &str) -> Option<u32> {
+    v.strip_prefix('v').and_then(|n| n.parse().ok())
+}
+
+/// The version of object `id` that is its own package, and where the row says it is: the
+/// latest version its messages say holds its own package (its head when none says another),
+/// else its latest recorded head; the package its head holds when that is another.
+fn own_version(id: &str, head: Option<u32>, held: Option<&Holdings>) -> (Option<u32>, KeptAt) {
+    let at = |version: String| KeptAt {
+        object: id.into(),
+        version,
+        head_package: None,
+        place_recorded: true,
+    };
+    let Some(h) = held else {
+        return (None, at(head.map_or_else(|| "head".into(), |n| format!("v{n}"))));
+    };
+    let n = h.own.unwrap_or(1);
+    let mut kept = at(format!("v{n}"));
+    kept.head_package = h.kept_at(h.head).filter(|_| h.head != n).map(str::to_string);
+    (Some(n), kept)
+}
+
+/// The packages the messages of object `id`'s versions say it keeps that nothing else
+/// places (`known`: those the state database places, and the objects of their own).
+fn unrecorded_kept<'a>(
+    id: &'a str,
+    held: Option<&'a Holdings>,
+    known: &'a BTreeSet<String>,
+) -> impl Iterator<Item = KeptPackage> + 'a {
+    held.into_iter().flat_map(|h| h.kept.iter()).filter(|(p, _)| !known.contains(p)).map(
+        move |(p, n)| KeptPackage {
+            package: p.clone(),
+            place: OcflPlace { object: id.into(), version: format!("v{n}") },
+        },
+    )
 }
 
 /// `p` with a copy entry for every configured replica, in their order: one the state

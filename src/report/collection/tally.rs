@@ -375,8 +375,15 @@ impl StoreFacts {
             self.copies += c.files;
             self.copies_missing += c.missing;
             self.copies_corrupt += c.corrupt;
+            let fresh = !self.replicas.contains_key(&c.replica);
             let r = self.replicas.entry(c.replica.clone()).or_default();
             r.replica = c.replica.clone();
+            // The replica's oldest copy check: never (`None`) once one copy was never checked.
+            r.oldest_check = if fresh {
+                c.oldest_check.clone()
+            } else {
+                r.oldest_check.clone().min(c.oldest_check.clone())
+            };
             (r.files, r.uploaded, r.ok) = (r.files + c.files, r.uploaded + c.uploaded, r.ok + c.ok);
             (r.missing, r.corrupt) = (r.missing + c.missing, r.corrupt + c.corrupt);
         }

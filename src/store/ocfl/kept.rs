@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use super::inventory::{Inventory, LogicalFile, Versions};
 use crate::layout::{MANIFEST, METS};
-use crate::store::{PackageFile, Store};
+use crate::store::{PackageFile, Store, StoreError};
 
 /// How a version holding another package's files begins its message.
 const KEPT_PREFIX: &str = "store put of ";
@@ -89,7 +89,43 @@ pub(super) fn shares(inv: &Inventory, versions: &Versions, n: u32, files: &[Pack
             .all(|f| ours.get(f.path.as_str()).is_some_and(|d| d.eq_ignore_ascii_case(&f.sha512)))
 }
 
+/// What an object's versions hold, by their messages (read from its reference head).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Holdings {
+    /// The latest version holding the object's own package.
+    pub own: Option<u32>,
+    /// The object's head.
+    pub head: u32,
+    /// Each other package kept in the object (its OBJID), at the latest version holding it,
+    /// latest first.
+    pub kept: Vec<(String, u32)>,
+}
+
+impl Holdings {
+    /// The package version `n` holds when it is another's.
+    pub(crate) fn kept_at(&self, n: u32) -> Option<&str> {
+        self.kept.iter().find(|(_, v)| *v == n).map(|(id, _)| id.as_str())
+    }
+}
+
 impl Store {
+    /// Which package each version of object `object` holds, read from its reference head
+    /// (the rule `store get` finds a package by when the state database does not say).
+    pub(crate) fn holdings(&self, object: &str) -> Result<Holdings, StoreError> {
+        let chosen = self.reference_head(object)?;
+        let (inv, versions) = (&chosen.head.inv, &chosen.head.versions);
+        let mut kept: Vec<(String, u32)> = Vec::new();
+        for n in (1..=versions.head).rev() {
+            if let Holder::Kept(id) = holder(inv, versions, n)
+                && !kept.iter().any(|(k, _)| k == id)
+            {
+                kept.push((id.to_string(), n));
+            }
+        }
+        let own = versions_of(inv, versions, Holder::Own).next();
+        Ok(Holdings { own, head: versions.head, kept })
+    }
+
     /// The version of object `submission` an AIP claiming it was made from, if the claim
     /// holds: a version holding the object's own package whose METS has the SHA-512 the AIP
     /// records (`mets_sha512`), and whose every file but its METS and manifest the AIP has

@@ -25,35 +25,10 @@ use flate2::write::GzEncoder;
 use webaip::internals::{ArcReader, RecordKind, ValidateOptions, WarcReader, validate_mets};
 
 use super::child::{Outcome, is_child, run_child};
-use crate::util::corpus;
+use crate::util::{Rng, corpus};
 
 fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
-}
-
-/// splitmix64: small, seedable, good enough to drive mutations.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64, case: u64) -> Self {
-        let mut r = Rng(seed ^ case.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        r.next();
-        r
-    }
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `0..n` (`n > 0`).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn chance(&mut self, one_in: usize) -> bool {
-        self.below(one_in) == 0
-    }
 }
 
 const TOKENS: &[&[u8]] = &[
@@ -543,7 +518,7 @@ fn child_loop(target: Target) {
     let mut done = 0u64;
     while done < cases && began.elapsed() < Duration::from_secs(seconds) {
         let case = start + done;
-        let mut rng = Rng::new(seed, case);
+        let mut rng = Rng::for_case(seed, case);
         // The mirror target mutates one side file a case, from its own seed.
         let which = (case % seeds.len() as u64) as usize;
         let data = match target {

@@ -49,6 +49,26 @@ fn submission(dir: &Path) -> std::path::PathBuf {
     ssip
 }
 
+/// A submission put to a two-replica OCFL store in `dir`, and its AIP made and stored by
+/// `ingest --store` (kept as the submission object's next version).
+struct StoredWithAip {
+    ssip: std::path::PathBuf,
+    cfg: std::path::PathBuf,
+    /// `ingest --json`'s report of the AIP.
+    ingested: serde_json::Value,
+    /// The AIP ingest wrote.
+    aip: std::path::PathBuf,
+}
+
+fn stored_with_aip(dir: &Path) -> StoredWithAip {
+    let ssip = submission(dir);
+    let cfg = ocfl_config(dir);
+    put(&cfg, &ssip);
+    let ingested = ingest_to_store(&cfg, &ssip, &dir.join("aips"));
+    let aip = Path::new(ingested["aip"].as_str().unwrap()).to_path_buf();
+    StoredWithAip { ssip, cfg, ingested, aip }
+}
+
 #[test]
 fn the_aip_of_a_stored_submission_is_its_next_version_and_stores_no_container_again() {
     let tmp = tempfile::tempdir().unwrap();
@@ -236,11 +256,7 @@ fn versions(cfg: &Path, id: &str) -> usize {
 #[test]
 fn a_package_claiming_a_stored_submission_never_becomes_what_get_of_the_submission_serves() {
     let tmp = tempfile::tempdir().unwrap();
-    let ssip = submission(tmp.path());
-    let cfg = ocfl_config(tmp.path());
-    put(&cfg, &ssip);
-    let ingested = ingest_to_store(&cfg, &ssip, &tmp.path().join("aips"));
-    let aip = Path::new(ingested["aip"].as_str().unwrap()).to_path_buf();
+    let StoredWithAip { ssip, cfg, aip, .. } = stored_with_aip(tmp.path());
     let (aip_id, ssip_id) = (objid(&aip), objid(&ssip));
     let mets = std::fs::read_to_string(aip.join("METS.xml")).unwrap();
     let ssip_sha = super::sha512_hex(&std::fs::read(ssip.join("METS.xml")).unwrap());
@@ -284,10 +300,7 @@ fn a_package_claiming_a_stored_submission_never_becomes_what_get_of_the_submissi
 #[test]
 fn putting_a_submission_or_its_aip_again_adds_no_version_whatever_came_between() {
     let tmp = tempfile::tempdir().unwrap();
-    let ssip = submission(tmp.path());
-    let cfg = ocfl_config(tmp.path());
-    put(&cfg, &ssip);
-    let ingested = ingest_to_store(&cfg, &ssip, &tmp.path().join("aips"));
+    let StoredWithAip { ssip, cfg, ingested, .. } = stored_with_aip(tmp.path());
     let ssip_id = objid(&ssip);
     assert_eq!(versions(&cfg, &ssip_id), 2);
     let again = put(&cfg, &ssip);
@@ -310,11 +323,7 @@ fn putting_a_submission_or_its_aip_again_adds_no_version_whatever_came_between()
 #[test]
 fn an_aip_kept_in_its_submissions_object_is_found_after_the_database_is_lost() {
     let tmp = tempfile::tempdir().unwrap();
-    let ssip = submission(tmp.path());
-    let cfg = ocfl_config(tmp.path());
-    put(&cfg, &ssip);
-    let ingested = ingest_to_store(&cfg, &ssip, &tmp.path().join("aips"));
-    let aip = Path::new(ingested["aip"].as_str().unwrap()).to_path_buf();
+    let StoredWithAip { cfg, aip, .. } = stored_with_aip(tmp.path());
     let aip_id = objid(&aip);
     // A put killed between its commits and recording the AIP's place.
     let db = rusqlite::Connection::open(tmp.path().join("state.sqlite")).unwrap();

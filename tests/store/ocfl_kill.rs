@@ -17,7 +17,7 @@ use std::process::Command;
 
 use super::ocfl::{files_of, ocfl_config_of, put};
 use super::same_objid_pair;
-use crate::util::{Package, package, repo, webaip_command};
+use crate::util::{Package, Rng, package, repo, webaip_command};
 
 /// Kill points per command.
 const POINTS: u64 = 20;
@@ -25,25 +25,12 @@ const POINTS: u64 = 20;
 /// The signal a kill point sends.
 const SIGKILL: i32 = 9;
 
-/// splitmix64: small and seedable, so a failing point is found again.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
-
 /// One point in each twentieth of a run of `total` write points (every point when fewer).
 fn kill_points(total: u64, seed: u64) -> Vec<u64> {
     if total <= POINTS {
         return (1..=total).collect();
     }
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     (0..POINTS)
         .map(|i| {
             let (from, to) = (i * total / POINTS, (i + 1) * total / POINTS);

@@ -19,6 +19,9 @@ use webaip::{FileReport, MigrateOptions};
 mod shared;
 pub(crate) use shared::{copy_tree, corpus, corpus_archives, repo};
 
+mod rng;
+pub use rng::Rng;
+
 /// Writes `arc` with scripts/gen_arc.py: `kind` (`bench`, `single`, `redacted`) and its
 /// further arguments; panics with the script's message when it fails.
 pub fn gen_arc(kind: &str, arc: &Path, args: &[&str]) {

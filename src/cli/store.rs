@@ -196,9 +196,10 @@ const MIGRATE_JSON: &str = r#"JSON (--json), one object:
   {"kind": "migrate", "replicas": ["disk-a", "disk-b"], "objects_migrated": 2,
    "bytes_linked": 162468, "bytes_copied": 0, "remaining": 0, "switched": true,
    "migrated": [{"package": "OBJID", "object": "abc/def/012/OBJID", "files": 9, ...}],
-   "refused": [{"package": "OBJID", "reason": "..."}], "unrecorded_dirs": []}
+   "refused": [{"package": "OBJID", "reason": "..."}], "unrecorded_dirs": [],
+   "leftovers": []}
 Exit status: 0 every package moved and the configuration switched, 1 packages left (refused,
-or not moved), 2 refused (a bucket replica, another migrate running)."#;
+or not moved) or other entries left in a root, 2 refused (a bucket replica, another migrate running)."#;
 const REMOVE_JSON: &str = r#"JSON (--json), one object:
   {"kind": "remove", "package": "OBJID", "dir": "...", "dry_run": true, "removed": false,
    "replicas": [{"replica": "disk", "deleted": [...], "error": null}]}"#;
@@ -725,6 +726,12 @@ fn print_migrate(r: &StoreMigrateReport) {
             escape_controls(d)
         );
     }
+    for d in &r.leftovers {
+        println!(
+            "left: {} (in no package and no object: an OCFL storage root holds nothing else; move it out of the root, then migrate again)",
+            escape_controls(d)
+        );
+    }
     println!(
         "{} package(s) moved ({} bytes linked, {} copied), {} refused, {} left in the webaip layout",
         r.objects_migrated,
@@ -737,7 +744,7 @@ fn print_migrate(r: &StoreMigrateReport) {
         println!("every replica is an OCFL storage root: the configuration says layout = \"ocfl\"");
     } else {
         println!(
-            "NOT DONE: the store stays in the webaip layout until every package is moved (run `store migrate` again)"
+            "NOT DONE: the store stays in the webaip layout until every package is moved and nothing else is left in a root (run `store migrate` again)"
         );
     }
 }

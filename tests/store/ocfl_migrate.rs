@@ -5,7 +5,7 @@
 //! A migrate killed after a commit goes on when run again; a damaged old file refuses its
 //! package with every old file left as it was; hostile old layouts lead nowhere outside.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -274,6 +274,9 @@ fn a_damaged_old_file_refuses_its_package_and_nothing_of_it_is_deleted() {
     assert_eq!(refused["package"], objid(&pkgs[0]).as_str());
     let reason = refused["reason"].as_str().unwrap();
     assert!(reason.contains("disk-b") && reason.contains("damaged"), "{reason}");
+    // The refused package's folders are recorded: not "a folder the database does not record".
+    assert_eq!(r["unrecorded_dirs"], serde_json::json!([]), "{r:#}");
+    assert_eq!(r["leftovers"], serde_json::json!([]), "{r:#}");
     for (d, was) in ["disk-a", "disk-b"].iter().zip(&before) {
         let root = tmp.path().join(d);
         assert_eq!(&files_of(&root.join(stored_dir(&objid(&pkgs[0])))), was, "{d}");
@@ -333,6 +336,7 @@ fn hostile_old_layouts_lead_nowhere_outside_the_root() {
     );
     assert!(reasons.iter().any(|s| s.contains("no name inside a package")), "{reasons:?}");
     assert!(reasons.iter().any(|s| s.contains("notes.txt")), "{reasons:?}");
+    assert_eq!(r["unrecorded_dirs"], serde_json::json!([]), "every folder is recorded: {r:#}");
     assert_eq!(files_of(&outside), outside_before, "nothing outside was touched");
     assert_eq!(fs::symlink_metadata(outside.join("METS.xml")).unwrap().nlink(), 1);
     assert!(dir2.join("notes.txt").is_file());
@@ -352,6 +356,81 @@ fn hostile_old_layouts_lead_nowhere_outside_the_root() {
             .unwrap_or(0);
         assert_eq!(stages, 0, "{d}");
     }
+}
+
+/// Leftovers of the old layout that are in no package (a README in a partition, a link
+/// there, a file at the root) would make the root invalid OCFL (ocfl-py: E072) and be
+/// "extra" to the first check: migrate moves every package but does not switch, naming each
+/// leftover; once they are taken away, it switches (the partition the package left, empty
+/// now, removed: E073) and ocfl-py finds both roots valid.
+#[test]
+fn leftovers_in_a_root_stop_the_switch_and_are_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkgs = samples(tmp.path(), &["heritrix-job"]);
+    let cfg = webaip_config(tmp.path());
+    put_all(&cfg, &pkgs);
+    let partition = stored_dir(&objid(&pkgs[0])).split('/').next().unwrap().to_string();
+    let (a, b) = (tmp.path().join("disk-a"), tmp.path().join("disk-b"));
+    let outside = tmp.path().join("outside");
+    fs::create_dir(&outside).unwrap();
+    fs::write(a.join(&partition).join("README.txt"), b"note").unwrap();
+    fs::create_dir(b.join("zz")).unwrap();
+    std::os::unix::fs::symlink(&outside, b.join("zz").join("urn_3Aextra")).unwrap();
+    fs::write(b.join("NOTES"), b"a note at the root").unwrap();
+    fs::create_dir(a.join("abc")).unwrap(); // an empty folder: E073
+
+    let (code, r) = migrate(&cfg);
+    assert_eq!(code, 1, "{r:#}");
+    assert_eq!((r["objects_migrated"].as_u64(), r["remaining"].as_u64()), (Some(1), Some(0)));
+    assert_eq!(r["switched"], false, "{r:#}");
+    let named = BTreeSet::from([
+        format!("disk-a: {partition}/README.txt"),
+        "disk-a: abc/".to_string(),
+        "disk-b: NOTES".to_string(),
+        "disk-b: zz/urn_3Aextra".to_string(),
+    ]);
+    let listed: Vec<String> = serde_json::from_value(r["leftovers"].clone()).unwrap();
+    assert_eq!(listed.iter().cloned().collect::<BTreeSet<_>>(), named, "{r:#}");
+    assert_eq!(listed.len(), named.len(), "{r:#}");
+    assert_eq!(r["unrecorded_dirs"], serde_json::json!([]), "{r:#}");
+    assert!(!fs::read_to_string(&cfg).unwrap().contains("ocfl"), "not switched");
+    // Why: an independent validator finds the root with a leftover invalid.
+    let o = std::process::Command::new(repo().join(".venv/bin/python"))
+        .arg(repo().join("tests/store/ocfl_validate.py"))
+        .arg(&a)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["valid"], false, "{v:#}");
+    assert!(fs::symlink_metadata(b.join("zz/urn_3Aextra")).unwrap().file_type().is_symlink());
+    assert!(outside.read_dir().unwrap().next().is_none(), "the link's target untouched");
+
+    let (code, text) = store_text(&cfg, &["migrate"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains(&format!("left: disk-a: {partition}/README.txt")), "{text}");
+    assert!(!text.contains("rebuild-state"), "no folder is unrecorded: {text}");
+
+    fs::remove_file(a.join(&partition).join("README.txt")).unwrap();
+    fs::remove_dir_all(b.join("zz")).unwrap();
+    fs::remove_file(b.join("NOTES")).unwrap();
+    fs::remove_dir(a.join("abc")).unwrap();
+    let (code, r) = migrate(&cfg);
+    assert_eq!((code, &r["switched"]), (0, &serde_json::json!(true)), "{r:#}");
+    for root in [&a, &b] {
+        assert_ocfl_valid(root, 1);
+    }
+    assert_gets_back(&cfg, tmp.path(), &pkgs, "after");
+}
+
+/// `store --config CFG ARGS` as text: its exit status and standard output.
+fn store_text(cfg: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let o = crate::util::webaip_command()
+        .args(["store", "--config"])
+        .arg(cfg)
+        .args(args)
+        .output()
+        .unwrap();
+    (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned())
 }
 
 #[cfg(feature = "s3")]

@@ -23,7 +23,7 @@
 //! moved yet; a put is refused. Once no package is left, the configuration is switched to
 //! `layout = "ocfl"` (rewritten whole, then renamed over the old file).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
@@ -61,6 +61,10 @@ pub struct MigrateReport {
     pub remaining: u64,
     /// Package directories of the webaip layout the state database does not record.
     pub unrecorded_dirs: Vec<String>,
+    /// Entries left in a storage root (`replica: path`) in no object, no package directory
+    /// and none of the root's declaration files (a README, a link in a partition): an OCFL
+    /// storage root holds nothing else, so they stop the switch.
+    pub leftovers: Vec<String>,
     /// True when the configuration now says `layout = "ocfl"` (switched by this run, or
     /// before).
     pub switched: bool,
@@ -235,23 +239,32 @@ impl Store {
                 }
             }
         }
-        self.finish_migration(config_path, &mut report)?;
+        self.finish_migration(config_path, &roots, &mut report)?;
         Ok(report)
     }
 
-    /// Counts what is left; when nothing is, switches the configuration and records the end.
+    /// Counts what is left (packages, folders the state database does not record, anything
+    /// else in a root); when nothing is, switches the configuration and records the end.
     fn finish_migration(
         &self,
         config_path: &Path,
+        roots: &[FsRoot],
         report: &mut MigrateReport,
     ) -> Result<(), StoreError> {
-        report.remaining = self.state().package_identifiers()?.len() as u64;
-        for r in &self.replicas {
-            report
-                .unrecorded_dirs
-                .extend(r.packages()?.into_iter().map(|d| format!("{}: {d}", r.name())));
+        let ids = self.state().package_identifiers()?;
+        report.remaining = ids.len() as u64;
+        // A recorded package's folder is left because it is not moved yet, not unrecorded.
+        let recorded: BTreeSet<String> =
+            ids.iter().filter_map(|id| checked_package_dir(id).ok()).collect();
+        for (r, root) in self.replicas.iter().zip(roots) {
+            let dirs: BTreeSet<String> = r.packages()?.into_iter().collect();
+            let named = |d: &String| format!("{}: {d}", r.name());
+            report.unrecorded_dirs.extend(dirs.difference(&recorded).map(named));
+            remove_empty_partitions(root);
+            report.leftovers.extend(leftovers(root, &dirs)?.iter().map(named));
         }
-        if report.remaining > 0 || !report.unrecorded_dirs.is_empty() {
+        let left = report.unrecorded_dirs.len() + report.leftovers.len();
+        if report.remaining > 0 || left > 0 {
             return Ok(());
         }
         switch_config(config_path)?;
@@ -644,6 +657,54 @@ fn remove_old(r: &dyn Replica, root: &FsRoot, m: &Moving) -> Result<(), StoreErr
         let _ = std::fs::remove_dir(root.root.join(partition));
     }
     Ok(())
+}
+
+/// Removes the webaip layout's empty partition folders in `root`: one a package moved out of
+/// while something else was left in it (taken away since), which would make the root
+/// invalid OCFL (E073: an empty folder). A folder with anything in it stays.
+fn remove_empty_partitions(root: &FsRoot) {
+    let Ok(entries) = std::fs::read_dir(&root.root) else { return };
+    for e in entries.flatten() {
+        // DirEntry::file_type does not follow links: a link is never removed here.
+        if e.file_name().len() == 2 && e.file_type().is_ok_and(|t| t.is_dir()) {
+            let _ = std::fs::remove_dir(e.path());
+        }
+    }
+}
+
+/// What storage root `root` holds besides its declaration files, its objects and the
+/// package folders `dirs` (reported apart): every file, link, FIFO... by its path, and every
+/// empty folder (`path/`). Object folders (those with an object declaration) and `dirs` are
+/// not walked into.
+fn leftovers(root: &FsRoot, dirs: &BTreeSet<String>) -> Result<Vec<String>, StoreError> {
+    let declared: BTreeSet<String> = root_files().into_iter().map(|(name, _)| name).collect();
+    let key = |p: &Path| p.strip_prefix(&root.root).unwrap_or(p).to_string_lossy().into_owned();
+    let walked = |e: &walkdir::DirEntry| {
+        let object = || std::fs::symlink_metadata(e.path().join(OBJECT_DECLARATION.0)).is_ok();
+        !(e.file_type().is_dir() && (dirs.contains(&key(e.path())) || object()))
+    };
+    let walk = walkdir::WalkDir::new(&root.root)
+        .follow_links(false)
+        .follow_root_links(false)
+        .min_depth(1)
+        .sort_by_file_name();
+    let mut out = Vec::new();
+    for e in walk.into_iter().filter_entry(walked) {
+        let e = e.map_err(|e| {
+            let at = e.path().map(key).unwrap_or_default();
+            replica_err(&root.name, &at, io::Error::from(e))
+        })?;
+        let k = key(e.path());
+        if e.file_type().is_dir() {
+            let empty = std::fs::read_dir(e.path()).is_ok_and(|mut d| d.next().is_none());
+            if empty {
+                out.push(format!("{k}/"));
+            }
+        } else if !declared.contains(&k) {
+            out.push(k);
+        }
+    }
+    Ok(out)
 }
 
 /// Rewrites the configuration with `layout = "ocfl"` on every replica: written whole beside

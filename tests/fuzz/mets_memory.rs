@@ -88,10 +88,9 @@ fn a_150_mb_value_split_by_comments_is_checked_in_bounded_memory() {
 const REF_BOUND: usize = 1_000_000;
 
 /// PREMIS's links are IDREFs too: 1,000,001 `LinkAgentXmlID`s in one event (generated, 55
-/// MB) pass the bound inside PREMIS, where only METS's attributes were counted (1.2 million
-/// took 370 MB in libxml2). The schemas are skipped in bounded memory, a SIZE notice names
-/// the PREMIS element, and `validate -q`, silent on the plainly valid sample, says the
-/// skipped verdict.
+/// MB) pass the bound inside PREMIS, where only METS's attributes were counted. The schemas
+/// are skipped in bounded memory, a SIZE notice names the PREMIS element, and `validate -q`,
+/// silent on the plainly valid sample, says the skipped verdict.
 #[test]
 fn premis_idrefs_past_the_bound_are_not_handed_to_libxml2() {
     let dir = tempfile::tempdir().unwrap();

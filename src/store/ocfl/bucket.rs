@@ -27,11 +27,11 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use super::check::{Head, load};
+use super::check::{Head, first_version_only, load};
 use super::fs::object_lock;
 use super::inventory::{INVENTORY, SIDECAR, sidecar_text};
 use super::layout::{OBJECT_DECLARATION, ROOT_DECLARATION, root_files};
-use crate::store::replica::{ListedObject, Replica, Source};
+use crate::store::replica::{Replica, Source};
 use crate::store::{CopyFailure, StoreError};
 
 /// A bucket replica's storage root, and the local work directory holding its locks and
@@ -151,7 +151,11 @@ impl BucketRoot {
         bytes: &[u8],
         content: &[&str],
     ) -> Result<String, StoreError> {
-        let sha = super::ops::sha512_of(bytes);
+        let sha = {
+            let mut h = crate::formats::digest::Sha512::new();
+            h.update(bytes);
+            crate::formats::digest::hex(&h.finalize())
+        };
         let sidecar = sidecar_text(&sha);
         for (name, body) in [(INVENTORY, bytes), (SIDECAR, sidecar.as_bytes())] {
             crate::hooks::write_point();
@@ -320,13 +324,4 @@ fn read_bounded(r: &dyn Replica, key: &str) -> Result<Vec<u8>, StoreError> {
         Ok(())
     })?;
     Ok(bytes)
-}
-
-/// Whether `listing` (of object `obj`) holds nothing but the declaration and files under
-/// `v1/` (what a first put killed before its root inventory leaves), and some of them.
-pub(crate) fn first_version_only(obj: &str, listing: &[ListedObject]) -> bool {
-    let declaration = format!("{obj}/{}", OBJECT_DECLARATION.0);
-    let v1 = format!("{obj}/v1/");
-    !listing.is_empty()
-        && listing.iter().all(|o| o.key == declaration || o.key.starts_with(&v1))
 }

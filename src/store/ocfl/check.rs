@@ -216,7 +216,7 @@ pub(crate) fn check_object(
     listing: &[ListedObject],
     deep: bool,
 ) -> ObjectCheck {
-    let first_only = super::bucket::first_version_only(dir, listing);
+    let first_only = first_version_only(dir, listing);
     let mut c = Checking { r, dir, findings: Vec::new(), sound: false, more: 0, first_only };
     let bytes = listing.iter().map(|o| o.size).sum();
     let mut seen = ObjectOnReplica {
@@ -421,4 +421,12 @@ impl Checking<'_> {
             self.find(&o.key, kind, detail);
         }
     }
+}
+
+/// Whether `listing` (of object `obj`) holds nothing but the declaration and files under
+/// `v1/` (what a first put killed before its root inventory leaves), and some of them.
+pub(crate) fn first_version_only(obj: &str, listing: &[ListedObject]) -> bool {
+    let declaration = format!("{obj}/{}", OBJECT_DECLARATION.0);
+    let v1 = format!("{obj}/v1/");
+    !listing.is_empty() && listing.iter().all(|o| o.key == declaration || o.key.starts_with(&v1))
 }

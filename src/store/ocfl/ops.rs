@@ -6,11 +6,11 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::anchor::{Anchor, Anchors, CopyHead, Provenance, Reference};
+use super::bucket::Settled;
 use super::check::{
     FindingKind, Head, ObjectOnReplica, OcflFinding, check_object, load, object_dirs, owner,
     read_head,
 };
-use super::bucket::Settled;
 use super::fs::{FsRoot, Stage};
 use super::inventory::{
     INVENTORY, Inventory, LogicalFile, SIDECAR, User, VersionMeta, Versions, next_version,

@@ -21,9 +21,9 @@ use rayon::prelude::*;
 use super::bucket::BucketRoot;
 use super::check::Head;
 use super::fs::{FsRoot, Stage};
-use super::root::OcflRoot;
 use super::inventory::{INVENTORY, SIDECAR};
 use super::layout::OBJECT_DECLARATION;
+use super::root::OcflRoot;
 use crate::store::replica::{Replica, Source};
 use crate::store::{CopyFailure, PackageFile, StoreError};
 
@@ -41,6 +41,8 @@ pub(super) struct Staging<'a> {
     stages: Vec<Result<Target<'a>, StoreError>>,
     /// The object's directory.
     obj: &'a str,
+    /// The object's current head (`None`: a new object).
+    prev: Option<&'a Head>,
     /// The package files whose content the version adds: package-relative path to the
     /// object-relative content path and the file as the manifest gives it.
     added: BTreeMap<&'a str, (&'a str, &'a PackageFile)>,
@@ -83,6 +85,7 @@ impl<'a> Staging<'a> {
             failed: Mutex::new(stages.iter().map(|_| None).collect()),
             stages,
             obj: plan.obj,
+            prev: plan.prev,
             added,
             opened: Mutex::new(BTreeSet::new()),
             digests: Mutex::new(BTreeMap::new()),
@@ -159,6 +162,13 @@ impl<'a> Staging<'a> {
     /// caller's thread pool: the transfers run in parallel). A bucket whose write fails is
     /// dropped from the put, the others go on.
     fn upload(&self, dir: &Path) {
+        // Nothing is written to a bucket before the audit passed (a refused package leaves
+        // no trace there): the root and the version's absence are checked now.
+        for (i, b, r) in self.live_buckets() {
+            if let Err(e) = b.begin(r, self.obj, self.prev) {
+                self.fail(i, e);
+            }
+        }
         let buckets = self.live_buckets();
         let jobs: Vec<_> = buckets
             .iter()
@@ -205,7 +215,7 @@ impl<'a> Staging<'a> {
 }
 
 /// A replica's target: on a file system a stage with the object's current files, or its
-/// declaration when it is new; on a bucket the root checked (see [`BucketRoot::begin`]).
+/// declaration when it is new; on a bucket nothing yet (see [`Staging::upload`]).
 fn begin<'a>(
     root: &'a OcflRoot,
     r: &'a dyn Replica,
@@ -214,10 +224,7 @@ fn begin<'a>(
 ) -> Result<Target<'a>, StoreError> {
     let root = match root {
         OcflRoot::Fs(f) => f,
-        OcflRoot::Bucket(b) => {
-            b.begin(r, obj, prev)?;
-            return Ok(Target::Bucket(b, r));
-        }
+        OcflRoot::Bucket(b) => return Ok(Target::Bucket(b, r)),
     };
     let stage = root.stage(obj)?;
     match prev {

@@ -28,14 +28,14 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::anchor::{Anchor, CopyHead, Reference};
-use super::check::{FindingKind, Head, ObjectOnReplica, OcflFinding, load, read_head};
 use super::bucket::{BucketRoot, Settled};
+use super::check::{FindingKind, Head, ObjectOnReplica, OcflFinding, load, read_head};
 use super::fs::FsRoot;
-use super::root::OcflRoot;
 use super::inventory::{INVENTORY, SIDECAR};
 use super::layout::OBJECT_DECLARATION;
 use super::ops::{OcflCheckReport, UNANCHORED, copy_heads, precommit};
 use super::put::accounted_files;
+use super::root::OcflRoot;
 use crate::store::replica::{ListedObject, Replica, Source};
 use crate::store::{Store, StoreError, StoreRefusal};
 
@@ -115,8 +115,10 @@ impl Store {
         for a in &adopted {
             self.record_adopted(a)?;
         }
-        let mut actions = self.settle_interrupted(roots, self.check_objects(None, deep)?)?;
-        let check = self.check_objects(None, deep)?;
+        // What interrupted puts left in buckets is cleared first, then checked again.
+        let first = self.check_objects(None, deep)?;
+        let mut actions = self.settle_interrupted(roots, &first)?;
+        let check = if actions.is_empty() { first } else { self.check_objects(None, deep)? };
         let anchors = self.anchors(None)?;
         let mut targets: BTreeSet<(usize, String)> = BTreeSet::new();
         for f in check.findings.iter().filter(|f| !f.object.is_empty()) {
@@ -260,7 +262,7 @@ impl Store {
     fn settle_interrupted(
         &self,
         roots: &[OcflRoot],
-        check: OcflCheckReport,
+        check: &OcflCheckReport,
     ) -> Result<Vec<ObjectRepair>, StoreError> {
         let left = [FindingKind::UncommittedVersion, FindingKind::SidecarStale];
         let mut objects = BTreeSet::new();
@@ -459,7 +461,10 @@ impl Store {
         descends(target, source, object, &head)?;
         let staged = match root {
             OcflRoot::Fs(root) => self.stage_from(root, target, source, object, &head, job.bad)?,
-            OcflRoot::Bucket(b) => rebuild_in_bucket(b, target, source, object, &head, job.bad)?,
+            OcflRoot::Bucket(b) => {
+                let copy = TargetCopy { target, bad: job.bad, checked: before.is_some() };
+                rebuild_in_bucket(b, &copy, source, object, &head)?
+            }
         };
         Ok((head, staged))
     }
@@ -537,14 +542,14 @@ impl Store {
 /// for moved to the local quarantine first.
 fn rebuild_in_bucket(
     b: &BucketRoot,
-    target: &dyn Replica,
+    copy: &TargetCopy,
     source: &dyn Replica,
     object: &str,
     head: &Head,
-    bad: &[&OcflFinding],
 ) -> Result<Staged, StoreError> {
+    let target = copy.target;
     let present = target.list(object)?;
-    let damaged: BTreeSet<&str> = bad.iter().map(|f| f.key.as_str()).collect();
+    let damaged: BTreeSet<&str> = copy.bad.iter().map(|f| f.key.as_str()).collect();
     let prefix = format!("{object}/");
     let wanted: Vec<String> =
         accounted_files(head).into_iter().map(|r| format!("{object}/{r}")).collect();
@@ -555,13 +560,39 @@ fn rebuild_in_bucket(
         .filter(|o| !wanted.contains(&o.key) && !roots.contains(&o.key))
         .map(|o| o.key.strip_prefix(&prefix).unwrap_or(&o.key))
         .collect();
-    let quarantined =
-        if unaccounted.is_empty() { None } else { Some(b.quarantine(target, object, &unaccounted)?) };
+    let quarantined = if unaccounted.is_empty() {
+        None
+    } else {
+        Some(b.quarantine(target, object, &unaccounted)?)
+    };
+    // A copy whose root inventory did not read was not checked against the manifest: each
+    // content file it keeps is hashed first (what a deep pre-commit check does in a stage).
+    let content: BTreeSet<String> =
+        head.inv.content().map(|(p, _)| format!("{prefix}{p}")).collect();
+    let intact = |key: &str| {
+        if copy.checked || !content.contains(key) {
+            return true;
+        }
+        let rel = key.strip_prefix(&prefix).unwrap_or(key);
+        let digest = head.inv.content().find(|(p, _)| *p == rel).map(|(_, d)| d);
+        let hashed = crate::store::hash_copy(target, key).ok();
+        hashed.zip(digest).is_some_and(|(h, d)| h.eq_ignore_ascii_case(d))
+    };
     let keep = |key: &str| {
-        !damaged.contains(key) && present.iter().any(|o| o.key == key && o.problem.is_none())
+        !damaged.contains(key)
+            && present.iter().any(|o| o.key == key && o.problem.is_none())
+            && intact(key)
     };
     b.rebuild(target, source, head, &wanted, &keep)?;
     Ok(Staged { quarantined, dropped: Vec::new() })
+}
+
+/// The copy a bucket repair rebuilds: its replica, what the check found there, and whether
+/// the check could check its files (its root inventory read).
+struct TargetCopy<'a> {
+    target: &'a dyn Replica,
+    bad: &'a [&'a OcflFinding],
+    checked: bool,
 }
 
 /// What staging a rebuilt object left out of it.

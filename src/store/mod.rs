@@ -595,7 +595,11 @@ fn open_replica(r: &ReplicaConfig) -> Result<Box<dyn Replica>, StoreError> {
         ReplicaKind::S3 { endpoints, bucket, region, access_key_env, secret_key_env, prefix } => {
             let bucket =
                 s3::Bucket { endpoints, bucket, region, access_key_env, secret_key_env, prefix };
-            Ok(Box::new(s3::S3Replica::new(&r.name, &bucket)?))
+            let replica = s3::S3Replica::new(&r.name, &bucket)?;
+            if r.layout == config::ReplicaLayout::Ocfl {
+                return Ok(Box::new(replica.ocfl()));
+            }
+            Ok(Box::new(replica))
         }
         #[cfg(not(feature = "s3"))]
         ReplicaKind::S3 { .. } => Err(StoreError::NoS3Support(r.name.clone())),

@@ -79,6 +79,8 @@ pub(crate) struct S3Replica {
     prefix: String,
     /// (endpoint, client) in the order they are tried.
     stores: Vec<(String, Arc<AmazonS3>)>,
+    /// Keys are taken as they are, not encoded (an OCFL root).
+    raw_keys: bool,
 }
 
 impl S3Replica {
@@ -91,7 +93,7 @@ impl S3Replica {
         opts: GetOptions,
         sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
     ) -> Result<u64, StoreError> {
-        let path = self.path(key);
+        let path = self.path(key)?;
         let mut total = 0u64;
         let mut failures = Vec::new();
         for (endpoint, store) in &self.stores {
@@ -163,11 +165,26 @@ impl S3Replica {
                 })?;
             stores.push((endpoint.clone(), Arc::new(s3)));
         }
-        Ok(S3Replica { name: name.into(), bucket: bucket.into(), prefix: prefix.into(), stores })
+        let (name, bucket, prefix) = (name.into(), bucket.into(), prefix.into());
+        Ok(S3Replica { name, bucket, prefix, stores, raw_keys: false })
     }
 
-    fn path(&self, key: &str) -> ObjectPath {
-        ObjectPath::from(format!("{}{key}", self.prefix))
+    /// The object path of `key`. An OCFL root's keys are taken as they are (OCFL's paths are
+    /// already validated: no empty, `.` or `..` segment, no control character), so an
+    /// object directory `urn%3auuid...` is that key in the bucket, as other OCFL readers
+    /// expect; the webaip layout's keys keep object_store's encoding, as stored so far.
+    fn path(&self, key: &str) -> Result<ObjectPath, StoreError> {
+        let full = format!("{}{key}", self.prefix);
+        if !self.raw_keys {
+            return Ok(ObjectPath::from(full));
+        }
+        ObjectPath::parse(full).map_err(|e| self.err(key, object_store::Error::from(e).into()))
+    }
+
+    /// A replica whose keys are an OCFL root's, taken as they are (see `path`).
+    pub(crate) fn ocfl(mut self) -> Self {
+        self.raw_keys = true;
+        self
     }
 
     fn err(&self, key: &str, source: CopyFailure) -> StoreError {
@@ -202,7 +219,7 @@ impl S3Replica {
     /// upload is aborted (its parts never become an object).
     fn upload(&self, key: &str, up: Upload) -> Result<(), StoreError> {
         let Upload { source, size, sha512, verify } = up;
-        let path = self.path(key);
+        let path = self.path(key)?;
         let mut attributes = Attributes::new();
         attributes.insert(Attribute::Metadata(SHA512_META.into()), sha512.to_string().into());
         let wrong = |found: String| CopyFailure::Digest { found, expected: sha512.into() };
@@ -282,7 +299,7 @@ impl Replica for S3Replica {
     }
 
     fn stat(&self, key: &str) -> Result<Option<StoredObject>, StoreError> {
-        let path = self.path(key);
+        let path = self.path(key)?;
         let r = self.each(key, |store| {
             let path = path.clone();
             async move {
@@ -342,7 +359,7 @@ impl Replica for S3Replica {
         if create && self.stat(key)?.is_some() {
             return Err(StoreError::Exists { replica: self.name.clone(), key: key.into() });
         }
-        let path = self.path(key);
+        let path = self.path(key)?;
         let mut attributes = Attributes::new();
         let sha = {
             let mut h = Sha512::new();
@@ -392,7 +409,7 @@ impl Replica for S3Replica {
     }
 
     fn list(&self, prefix: &str) -> Result<Vec<ListedObject>, StoreError> {
-        let path = self.path(prefix);
+        let path = self.path(prefix)?;
         let skip = self.prefix.len();
         let claim = format!("{prefix}/{CLAIM}");
         let mut out = self.each(prefix, |store| {
@@ -440,7 +457,7 @@ impl Replica for S3Replica {
         // Look, write, wait, read back: see CLAIM_SETTLE.
         let key = format!("{dir}/{CLAIM}");
         let mine = format!("{digest} {}\n", unique_suffix());
-        let path = self.path(&key);
+        let path = self.path(&key)?;
         self.each(&key, |store| {
             let (path, body) = (path.clone(), mine.clone().into_bytes());
             async move { store.put(&path, PutPayload::from(body)).await.map(|_| ()) }
@@ -463,7 +480,7 @@ impl Replica for S3Replica {
     }
 
     fn delete(&self, key: &str) -> Result<(), StoreError> {
-        let path = self.path(key);
+        let path = self.path(key)?;
         self.each(key, |store| {
             let path = path.clone();
             async move {
@@ -477,7 +494,7 @@ impl Replica for S3Replica {
 
     fn unclaim(&self, dir: &str) -> Result<(), StoreError> {
         let key = format!("{dir}/{CLAIM}");
-        let path = self.path(&key);
+        let path = self.path(&key)?;
         self.each(&key, |store| {
             let path = path.clone();
             async move {

@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use object_store::ObjectStoreExt;
 use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, ObjectStoreExt};
 
 use super::ocfl::{assert_ocfl_valid, files_of, findings};
 use super::ocfl_rocfl::{listed, rocfl, text};
@@ -40,8 +40,9 @@ impl Bucket {
         Bucket { s3, rt, prefix: prefix.into() }
     }
 
+    /// The key as it is (an OCFL root's keys are not encoded: `urn%3auuid...` is stored so).
     fn path(&self, key: &str) -> ObjectPath {
-        ObjectPath::from(format!("{}{key}", self.prefix))
+        ObjectPath::parse(format!("{}{key}", self.prefix)).unwrap()
     }
 
     /// Every key below the prefix (without it) and its size.
@@ -175,8 +176,10 @@ fn ocfl_bucket_roots_keep_versions_survive_damage_and_interrupted_puts() {
     assert_eq!((code, &r["packages"][0]["version"]), (0, &serde_json::json!("v1")), "{r:#}");
     validate(&b, tmp.path(), &id, "v1", &a);
 
-    // The AIP of the submission is its next version, adding less than 1 % of its bytes.
-    let before: u64 = b.list().values().sum();
+    // The AIP of the submission is its next version, storing no container again: the only
+    // content it adds is its METS and manifest (the sample is 40 kB, so its containers are
+    // not the 99 % they are in a crawl; what is added is named instead).
+    let before = b.list();
     let o = webaip_command()
         .args(["ingest", "--json", "--deterministic", "--store"])
         .args([&cfg, &a])
@@ -189,8 +192,13 @@ fn ocfl_bucket_roots_keep_versions_survive_damage_and_interrupted_puts() {
     assert_eq!(o.status.code(), Some(0), "{v:#}");
     let aip = PathBuf::from(v["packages"][0]["aip"].as_str().unwrap());
     assert_eq!(v["packages"][0]["stored"]["version"], "v2", "{v:#}");
-    let added: u64 = b.list().values().sum::<u64>() - before;
-    assert!(added * 100 < before, "the AIP added {added} bytes to {before}");
+    let added: Vec<String> = b
+        .list()
+        .into_keys()
+        .filter(|k| !before.contains_key(k))
+        .filter_map(|k| k.split_once("/v2/content/").map(|(_, rel)| rel.to_string()))
+        .collect();
+    assert_eq!(added, ["METS.xml", "manifest-sha512.txt"], "{v:#}");
     get_equals(&g, &cfg, &objid(&aip), None, &aip);
 
     // A changed package is v3; every version comes back byte for byte, from the bucket.
@@ -209,7 +217,8 @@ fn ocfl_bucket_roots_keep_versions_survive_damage_and_interrupted_puts() {
     let keys = b.list();
     let obj = keys.keys().find(|k| k.ends_with("/0=ocfl_object_1.1")).unwrap();
     let obj = obj.trim_end_matches("/0=ocfl_object_1.1").to_string();
-    let content = keys.keys().find(|k| k.contains("/v1/content/") && k.contains(".warc")).unwrap();
+    let content =
+        keys.keys().find(|k| k.contains("/v1/content/") && !k.ends_with("METS.xml")).unwrap();
     b.put(content, b"not the container");
     b.put(&format!("{obj}/inventory.json"), b"{}");
     b.put(&format!("{obj}/inventory.json.sha512"), b"0  inventory.json\n");

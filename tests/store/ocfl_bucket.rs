@@ -91,7 +91,7 @@ impl Bucket {
 fn config(dir: &Path, g: &HashMap<String, String>, prefix: &str) -> PathBuf {
     let endpoints: Vec<String> = g["S3_ENDPOINTS"].split(',').map(|e| format!("\"{e}\"")).collect();
     let text = format!(
-        "state = \"{state}\"\n\n[user]\nname = \"webaip tests\"\n\n\
+        "state = \"{state}\"\n\n[user]\nname = \"webaip tests\"\naddress = \"mailto:tests@example.org\"\n\n\
          [[replica]]\nname = \"garage\"\ntype = \"s3\"\nlayout = \"ocfl\"\nendpoints = [{eps}]\n\
          bucket = \"{bucket}\"\nregion = \"garage\"\nprefix = \"{prefix}\"\n\n\
          [[replica]]\nname = \"disk\"\ntype = \"fs\"\nlayout = \"ocfl\"\nroot = \"{disk}\"\n",

@@ -12,7 +12,10 @@
 //! `check-after-batch` aborts a `store check` run once its first batch is committed, and
 //! `check-batch-of-one` makes its batches one object each (`store::fixity`);
 //! `migrate-after-commit` aborts `store migrate` once it has committed its first object on one
-//! replica (`store::ocfl::migrate`).
+//! replica (`store::ocfl::migrate`); `ocfl-before-commit` aborts an OCFL commit once the
+//! version's files are written (on a bucket root: before its root inventory), and
+//! `ocfl-between-inventory-and-sidecar` between a bucket root's root inventory and its
+//! sidecar (`store::ocfl::bucket`).
 //!
 //! Beside the named points, `WEBAIP_KILL_AT_WRITE=N` kills the process (SIGKILL) at the Nth
 //! write, sync or rename of an OCFL store run (`write_point`), and `WEBAIP_COUNT_WRITES`

@@ -166,8 +166,7 @@ impl StoreConfig {
     }
 }
 
-/// One layout for every replica; OCFL on file systems only, each work directory outside its
-/// root.
+/// One layout for every replica; each file system root's work directory outside the root.
 fn refuse_unsupported_ocfl(replicas: &[ReplicaConfig]) -> Result<(), ConfigProblem> {
     let ocfl = |r: &&ReplicaConfig| r.layout == ReplicaLayout::Ocfl;
     let n = replicas.iter().filter(ocfl).count();
@@ -186,7 +185,9 @@ fn refuse_unsupported_ocfl(replicas: &[ReplicaConfig]) -> Result<(), ConfigProbl
                     return Err(ConfigProblem::WorkInsideRoot(r.name.clone()));
                 }
             }
-            ReplicaKind::S3 { .. } => return Err(ConfigProblem::OcflOnS3(r.name.clone())),
+            // A bucket root has no work directory inside it: its locks and quarantine are
+            // local, beside the state database.
+            ReplicaKind::S3 { .. } => {}
         }
     }
     Ok(())

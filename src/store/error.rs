@@ -229,9 +229,6 @@ pub enum ConfigProblem {
         "some replicas have layout = \"ocfl\" and some not: give every replica the same layout"
     )]
     MixedLayouts,
-    /// An OCFL replica in a bucket (not in this version).
-    #[error("replica {0:?}: layout = \"ocfl\" is for file system replicas only in this version")]
-    OcflOnS3(String),
     /// An OCFL replica's work directory inside its storage root.
     #[error("replica {0:?}: its work directory is inside its storage root; it must be outside")]
     WorkInsideRoot(String),

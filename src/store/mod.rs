@@ -67,7 +67,7 @@ pub struct Store {
     pool: rayon::ThreadPool,
     /// When every replica is an OCFL storage root: each one's root and work directory, in
     /// the replicas' order.
-    ocfl: Option<Vec<ocfl::fs::FsRoot>>,
+    ocfl: Option<Vec<ocfl::root::OcflRoot>>,
     /// Who OCFL versions name as their user.
     user: config::VersionUser,
     /// The state database's path (its check lock is beside it).
@@ -556,18 +556,28 @@ fn destination_free(to: &Path, names: &[String]) -> Result<bool, StoreError> {
 }
 
 /// Every replica's OCFL root, when every replica is one (the configuration allows nothing
-/// else with `layout = "ocfl"`).
-fn ocfl_roots(config: &StoreConfig) -> Option<Vec<ocfl::fs::FsRoot>> {
+/// else with `layout = "ocfl"`). A bucket's locks and quarantine are kept in a local work
+/// directory beside the state database.
+fn ocfl_roots(config: &StoreConfig) -> Option<Vec<ocfl::root::OcflRoot>> {
+    use ocfl::root::OcflRoot;
     config
         .replicas
         .iter()
         .map(|r| match (&r.kind, r.layout) {
             (ReplicaKind::Fs { root, work }, config::ReplicaLayout::Ocfl) => {
-                Some(ocfl::fs::FsRoot {
+                Some(OcflRoot::Fs(ocfl::fs::FsRoot {
                     name: r.name.clone(),
                     root: root.clone(),
                     work: work.clone().unwrap_or_else(|| ocfl::fs::FsRoot::default_work(root)),
-                })
+                }))
+            }
+            (ReplicaKind::S3 { endpoints, bucket, prefix, .. }, config::ReplicaLayout::Ocfl) => {
+                let endpoint = endpoints.first().map(String::as_str).unwrap_or_default();
+                Some(OcflRoot::Bucket(ocfl::bucket::BucketRoot {
+                    name: r.name.clone(),
+                    place: format!("{endpoint} {bucket}/{prefix}"),
+                    work: ocfl::fs::FsRoot::default_work(&config.state),
+                }))
             }
             _ => None,
         })
@@ -585,7 +595,11 @@ fn open_replica(r: &ReplicaConfig) -> Result<Box<dyn Replica>, StoreError> {
         ReplicaKind::S3 { endpoints, bucket, region, access_key_env, secret_key_env, prefix } => {
             let bucket =
                 s3::Bucket { endpoints, bucket, region, access_key_env, secret_key_env, prefix };
-            Ok(Box::new(s3::S3Replica::new(&r.name, &bucket)?))
+            let replica = s3::S3Replica::new(&r.name, &bucket)?;
+            if r.layout == config::ReplicaLayout::Ocfl {
+                return Ok(Box::new(replica.ocfl()));
+            }
+            Ok(Box::new(replica))
         }
         #[cfg(not(feature = "s3"))]
         ReplicaKind::S3 { .. } => Err(StoreError::NoS3Support(r.name.clone())),

@@ -120,6 +120,19 @@ pub(crate) trait Replica: Send + Sync {
     fn unclaim(&self, dir: &str) -> Result<(), StoreError>;
     /// Deletes the object at `key` (`store remove`); an object already absent is no error.
     fn delete(&self, key: &str) -> Result<(), StoreError>;
+    /// Writes `bytes` at `key` in place (an OCFL root without renames: inventories, sidecars,
+    /// declarations); with `create`, an object already there is left and this fails with
+    /// [`StoreError::Exists`].
+    fn write_bytes(&self, key: &str, bytes: &[u8], create: bool) -> Result<(), StoreError>;
+    /// Stores `source` at `key` whether or not an object is there, hashing the bytes as they
+    /// are sent: published only when their SHA-512 is `sha512` (else nothing appears).
+    fn write_verified(
+        &self,
+        key: &str,
+        source: Source,
+        size: u64,
+        sha512: &str,
+    ) -> Result<(), StoreError>;
     /// Removes the directories left empty under `dir` once its objects are deleted (a file
     /// system's; object stores have none).
     fn remove_empty_dirs(&self, _dir: &str) -> Result<(), StoreError> {
@@ -265,6 +278,29 @@ impl FsReplica {
         Err(self.err(key, CopyFailure::NoTemporary))
     }
 
+    /// Publishes a staged temporary under `key`: with `create` by a hard link, which fails
+    /// when the name exists (no window in which a copy is overwritten), else by a rename,
+    /// which replaces the entry itself (a link there is replaced, never followed).
+    fn publish(&self, staged: Staged, key: &str, create: bool) -> Result<(), StoreError> {
+        let (_, leaf) = split(key);
+        let (from, dir) = (staged.leaf.as_str(), &staged.dir);
+        let done = if create {
+            rustix::fs::linkat(dir, from, dir, leaf, AtFlags::empty())
+        } else {
+            rustix::fs::renameat(dir, from, dir, leaf)
+        };
+        match done {
+            Ok(()) => {
+                let _ = staged.dir.sync_all();
+                Ok(())
+            }
+            Err(rustix::io::Errno::EXIST) if create => {
+                Err(StoreError::Exists { replica: self.name.clone(), key: key.into() })
+            }
+            Err(e) => Err(self.err(key, io::Error::from(e))),
+        }
+    }
+
     fn stage_file(&self, key: &str, source: Source) -> Result<Staged, StoreError> {
         let mut input = source.open().map_err(|e| self.err(key, e))?;
         self.stage(key, &mut |out| io::copy(&mut input, out).map(|_| ()))
@@ -291,34 +327,46 @@ impl Replica for FsReplica {
 
     fn create(&self, key: &str, source: Source, _size: u64, _sha: &str) -> Result<(), StoreError> {
         let staged = self.stage_file(key, source)?;
-        let (_, leaf) = split(key);
-        // A hard link fails when the name exists: no window in which a copy is overwritten.
-        match rustix::fs::linkat(
-            &staged.dir,
-            staged.leaf.as_str(),
-            &staged.dir,
-            leaf,
-            AtFlags::empty(),
-        ) {
-            Ok(()) => {
-                let _ = staged.dir.sync_all();
-                Ok(())
-            }
-            Err(rustix::io::Errno::EXIST) => {
-                Err(StoreError::Exists { replica: self.name.clone(), key: key.into() })
-            }
-            Err(e) => Err(self.err(key, io::Error::from(e))),
-        }
+        self.publish(staged, key, true)
     }
 
     fn replace(&self, key: &str, source: Source, _size: u64, _sha: &str) -> Result<(), StoreError> {
         let staged = self.stage_file(key, source)?;
-        let (_, leaf) = split(key);
-        // renameat replaces the entry itself: a link there is replaced, never followed.
-        rustix::fs::renameat(&staged.dir, staged.leaf.as_str(), &staged.dir, leaf)
-            .map_err(|e| self.err(key, io::Error::from(e)))?;
-        let _ = staged.dir.sync_all();
-        Ok(())
+        self.publish(staged, key, false)
+    }
+
+    fn write_bytes(&self, key: &str, bytes: &[u8], create: bool) -> Result<(), StoreError> {
+        let staged = self.stage(key, &mut |out| out.write_all(bytes))?;
+        self.publish(staged, key, create)
+    }
+
+    fn write_verified(
+        &self,
+        key: &str,
+        source: Source,
+        _size: u64,
+        sha512: &str,
+    ) -> Result<(), StoreError> {
+        let mut input = source.open().map_err(|e| self.err(key, e))?;
+        let mut h = crate::formats::digest::Sha512::new();
+        let staged = self.stage(key, &mut |out| {
+            let mut buf = vec![0u8; 1 << 20];
+            loop {
+                let n = match input.read(&mut buf) {
+                    Ok(0) => return Ok(()),
+                    Ok(n) => n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                };
+                h.update(&buf[..n]);
+                out.write_all(&buf[..n])?;
+            }
+        })?;
+        let found = crate::formats::digest::hex(&h.finalize());
+        if found != sha512 {
+            return Err(self.err(key, CopyFailure::Digest { found, expected: sha512.into() }));
+        }
+        self.publish(staged, key, false)
     }
 
     fn read(

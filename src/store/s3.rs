@@ -4,7 +4,9 @@
 //! Every PUT carries `x-amz-checksum-sha256` (per part for multipart uploads), which the server
 //! verifies over the bytes it receives and refuses on mismatch; the package's SHA-512 travels
 //! as object metadata (`x-amz-meta-sha512`) so a HEAD tells what the object should hold.
-//! Garage ignores `If-None-Match`, so write-once is enforced by looking before writing.
+//! Garage (2.5 still) ignores `If-None-Match`, so write-once is enforced by looking before
+//! writing (the conditional PUT is sent as well where webaip writes an OCFL root's files in
+//! place: a store that honours it refuses the overwrite the look could miss).
 //! Several endpoints of the same store are tried in order, so a node that is down is passed
 //! over.
 
@@ -16,7 +18,7 @@ use futures::StreamExt;
 use object_store::aws::{AmazonS3, AmazonS3Builder, Checksum};
 use object_store::path::Path as ObjectPath;
 use object_store::{
-    Attribute, Attributes, ClientOptions, GetOptions, ObjectStore, ObjectStoreExt,
+    Attribute, Attributes, ClientOptions, GetOptions, ObjectStore, ObjectStoreExt, PutMode,
     PutMultipartOptions, PutOptions, PutPayload, RetryConfig, WriteMultipart,
 };
 
@@ -24,6 +26,7 @@ use super::replica::{
     CLAIM, ListedObject, Replica, Source, StoredObject, claim_digest, unique_suffix,
 };
 use super::{CopyFailure, StoreError};
+use crate::formats::digest::{Sha512, hex};
 
 /// Files up to this size go in one PUT; larger ones in parts of this size (each part is held in
 /// memory while it is sent, so memory is bounded by parts in flight, not file size).
@@ -76,6 +79,8 @@ pub(crate) struct S3Replica {
     prefix: String,
     /// (endpoint, client) in the order they are tried.
     stores: Vec<(String, Arc<AmazonS3>)>,
+    /// Keys are taken as they are, not encoded (an OCFL root).
+    raw_keys: bool,
 }
 
 impl S3Replica {
@@ -88,7 +93,7 @@ impl S3Replica {
         opts: GetOptions,
         sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
     ) -> Result<u64, StoreError> {
-        let path = self.path(key);
+        let path = self.path(key)?;
         let mut total = 0u64;
         let mut failures = Vec::new();
         for (endpoint, store) in &self.stores {
@@ -160,11 +165,26 @@ impl S3Replica {
                 })?;
             stores.push((endpoint.clone(), Arc::new(s3)));
         }
-        Ok(S3Replica { name: name.into(), bucket: bucket.into(), prefix: prefix.into(), stores })
+        let (name, bucket, prefix) = (name.into(), bucket.into(), prefix.into());
+        Ok(S3Replica { name, bucket, prefix, stores, raw_keys: false })
     }
 
-    fn path(&self, key: &str) -> ObjectPath {
-        ObjectPath::from(format!("{}{key}", self.prefix))
+    /// The object path of `key`. An OCFL root's keys are taken as they are (OCFL's paths are
+    /// already validated: no empty, `.` or `..` segment, no control character), so an
+    /// object directory `urn%3auuid...` is that key in the bucket, as other OCFL readers
+    /// expect; the webaip layout's keys keep object_store's encoding, as stored so far.
+    fn path(&self, key: &str) -> Result<ObjectPath, StoreError> {
+        let full = format!("{}{key}", self.prefix);
+        if !self.raw_keys {
+            return Ok(ObjectPath::from(full));
+        }
+        ObjectPath::parse(full).map_err(|e| self.err(key, object_store::Error::from(e).into()))
+    }
+
+    /// A replica whose keys are an OCFL root's, taken as they are (see `path`).
+    pub(crate) fn ocfl(mut self) -> Self {
+        self.raw_keys = true;
+        self
     }
 
     fn err(&self, key: &str, source: CopyFailure) -> StoreError {
@@ -194,24 +214,40 @@ impl S3Replica {
         Err(self.err(key, CopyFailure::Endpoints(failures)))
     }
 
-    fn upload(&self, key: &str, source: Source, size: u64, sha512: &str) -> Result<(), StoreError> {
-        let path = self.path(key);
+    /// Uploads `source` to `key`. With `verify`, the bytes are hashed as they are sent and
+    /// published only when their SHA-512 is `sha512`: a single PUT is not sent, a multipart
+    /// upload is aborted (its parts never become an object).
+    fn upload(&self, key: &str, up: Upload) -> Result<(), StoreError> {
+        let Upload { source, size, sha512, verify } = up;
+        let path = self.path(key)?;
         let mut attributes = Attributes::new();
         attributes.insert(Attribute::Metadata(SHA512_META.into()), sha512.to_string().into());
-        self.each(key, |store| {
+        let wrong = |found: String| CopyFailure::Digest { found, expected: sha512.into() };
+        let r = self.each(key, |store| {
             let (path, attributes) = (path.clone(), attributes.clone());
             async move {
                 let io = |e: io::Error| object_store::Error::Generic {
                     store: "file",
                     source: Box::new(e),
                 };
+                let mut hash = verify.then(Sha512::new);
+                let mismatch = |h: Option<Sha512>| {
+                    let found = hex(&h?.finalize());
+                    (found != sha512).then_some(found)
+                };
                 let mut file = source.open().map_err(io)?;
                 if size <= PART as u64 {
                     let mut bytes = Vec::with_capacity(size as usize);
                     file.read_to_end(&mut bytes).map_err(io)?;
+                    if let Some(h) = hash.as_mut() {
+                        h.update(&bytes);
+                    }
+                    if let Some(found) = mismatch(hash) {
+                        return Ok(Some(found));
+                    }
                     let opts = PutOptions { attributes, ..PutOptions::default() };
                     store.put_opts(&path, PutPayload::from(bytes), opts).await?;
-                    return Ok(());
+                    return Ok(None);
                 }
                 let opts = PutMultipartOptions { attributes, ..PutMultipartOptions::default() };
                 let upload = store.put_multipart_opts(&path, opts).await?;
@@ -227,14 +263,34 @@ impl S3Replica {
                             return Err(io(e));
                         }
                     };
+                    if let Some(h) = hash.as_mut() {
+                        h.update(&buf[..n]);
+                    }
                     writer.wait_for_capacity(PARTS_IN_FLIGHT).await?;
                     writer.write(&buf[..n]);
                 }
+                if let Some(found) = mismatch(hash) {
+                    writer.abort().await?;
+                    return Ok(Some(found));
+                }
                 writer.finish().await?;
-                Ok(())
+                Ok(None)
             }
-        })
+        })?;
+        match r {
+            None => Ok(()),
+            Some(found) => Err(self.err(key, wrong(found))),
+        }
     }
+}
+
+/// What [`S3Replica::upload`] sends.
+struct Upload<'a> {
+    source: Source<'a>,
+    size: u64,
+    sha512: &'a str,
+    /// Hash the bytes as they are sent; publish only when they are `sha512`.
+    verify: bool,
 }
 
 impl Replica for S3Replica {
@@ -243,7 +299,7 @@ impl Replica for S3Replica {
     }
 
     fn stat(&self, key: &str) -> Result<Option<StoredObject>, StoreError> {
-        let path = self.path(key);
+        let path = self.path(key)?;
         let r = self.each(key, |store| {
             let path = path.clone();
             async move {
@@ -273,7 +329,7 @@ impl Replica for S3Replica {
         if self.stat(key)?.is_some() {
             return Err(StoreError::Exists { replica: self.name.clone(), key: key.into() });
         }
-        self.upload(key, source, size, sha512)
+        self.upload(key, Upload { source, size, sha512, verify: false })
     }
 
     fn replace(
@@ -283,7 +339,56 @@ impl Replica for S3Replica {
         size: u64,
         sha512: &str,
     ) -> Result<(), StoreError> {
-        self.upload(key, source, size, sha512)
+        self.upload(key, Upload { source, size, sha512, verify: false })
+    }
+
+    fn write_verified(
+        &self,
+        key: &str,
+        source: Source,
+        size: u64,
+        sha512: &str,
+    ) -> Result<(), StoreError> {
+        self.upload(key, Upload { source, size, sha512, verify: true })
+    }
+
+    fn write_bytes(&self, key: &str, bytes: &[u8], create: bool) -> Result<(), StoreError> {
+        // Garage (2.5) ignores If-None-Match, so a create looks first; the conditional PUT is
+        // still sent, for stores that honour it (AWS S3, MinIO), where it closes the window
+        // between the look and the write.
+        if create && self.stat(key)?.is_some() {
+            return Err(StoreError::Exists { replica: self.name.clone(), key: key.into() });
+        }
+        let path = self.path(key)?;
+        let mut attributes = Attributes::new();
+        let sha = {
+            let mut h = Sha512::new();
+            h.update(bytes);
+            hex(&h.finalize())
+        };
+        attributes.insert(Attribute::Metadata(SHA512_META.into()), sha.into());
+        let mode = if create { PutMode::Create } else { PutMode::Overwrite };
+        let r = self.each(key, |store| {
+            let (path, attributes) = (path.clone(), attributes.clone());
+            let body = PutPayload::from(bytes.to_vec());
+            let opts = PutOptions { attributes, mode: mode.clone(), ..PutOptions::default() };
+            async move { store.put_opts(&path, body, opts).await.map(|_| ()) }
+        });
+        match r {
+            Err(StoreError::Replica { source, .. })
+                if matches!(
+                    *source,
+                    CopyFailure::Endpoints(ref f) if f.iter().any(|(_, e)| matches!(
+                        e,
+                        object_store::Error::AlreadyExists { .. }
+                            | object_store::Error::Precondition { .. }
+                    ))
+                ) =>
+            {
+                Err(StoreError::Exists { replica: self.name.clone(), key: key.into() })
+            }
+            r => r,
+        }
     }
 
     fn read(
@@ -304,7 +409,7 @@ impl Replica for S3Replica {
     }
 
     fn list(&self, prefix: &str) -> Result<Vec<ListedObject>, StoreError> {
-        let path = self.path(prefix);
+        let path = self.path(prefix)?;
         let skip = self.prefix.len();
         let claim = format!("{prefix}/{CLAIM}");
         let mut out = self.each(prefix, |store| {
@@ -352,7 +457,7 @@ impl Replica for S3Replica {
         // Look, write, wait, read back: see CLAIM_SETTLE.
         let key = format!("{dir}/{CLAIM}");
         let mine = format!("{digest} {}\n", unique_suffix());
-        let path = self.path(&key);
+        let path = self.path(&key)?;
         self.each(&key, |store| {
             let (path, body) = (path.clone(), mine.clone().into_bytes());
             async move { store.put(&path, PutPayload::from(body)).await.map(|_| ()) }
@@ -375,7 +480,7 @@ impl Replica for S3Replica {
     }
 
     fn delete(&self, key: &str) -> Result<(), StoreError> {
-        let path = self.path(key);
+        let path = self.path(key)?;
         self.each(key, |store| {
             let path = path.clone();
             async move {
@@ -389,7 +494,7 @@ impl Replica for S3Replica {
 
     fn unclaim(&self, dir: &str) -> Result<(), StoreError> {
         let key = format!("{dir}/{CLAIM}");
-        let path = self.path(&key);
+        let path = self.path(&key)?;
         self.each(&key, |store| {
             let path = path.clone();
             async move {

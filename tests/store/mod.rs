@@ -14,6 +14,8 @@ mod fixity;
 mod hostile_config;
 mod ocfl;
 mod ocfl_adopt;
+#[cfg(feature = "s3")]
+mod ocfl_bucket;
 mod ocfl_ingest;
 mod ocfl_kill;
 mod ocfl_migrate;

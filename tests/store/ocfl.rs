@@ -397,7 +397,7 @@ fn ocfl_hostile_inventories_and_links_are_refused_with_a_clear_error() {
     assert!(findings(&c).contains(&("disk-a".into(), "not-regular".into())), "{c:#}");
 }
 
-/// One layout per store, and OCFL on file systems only in this version.
+/// One layout per store, and a file system root's work directory outside it.
 #[test]
 fn ocfl_mixed_layouts_and_buckets_are_refused_by_the_configuration() {
     let tmp = tempfile::tempdir().unwrap();

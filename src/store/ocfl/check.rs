@@ -216,7 +216,8 @@ pub(crate) fn check_object(
     listing: &[ListedObject],
     deep: bool,
 ) -> ObjectCheck {
-    let mut c = Checking { r, dir, findings: Vec::new(), sound: false, more: 0 };
+    let first_only = first_version_only(dir, listing);
+    let mut c = Checking { r, dir, findings: Vec::new(), sound: false, more: 0, first_only };
     let bytes = listing.iter().map(|o| o.size).sum();
     let mut seen = ObjectOnReplica {
         replica: r.name().into(),
@@ -255,6 +256,9 @@ struct Checking<'a> {
     sound: bool,
     /// Findings past [`MAX_FINDINGS`], counted only.
     more: u64,
+    /// The object holds its declaration and `v1/` files only (what a first put to a bucket
+    /// root killed before its root inventory leaves).
+    first_only: bool,
 }
 
 /// The most findings listed for one object: a hostile inventory naming millions of absent
@@ -290,6 +294,13 @@ impl Checking<'_> {
         let key = format!("{}/{INVENTORY}", self.dir);
         let loaded = match load(self.r, self.dir) {
             Ok(Some(l)) => l,
+            Ok(None) if self.first_only => {
+                let detail = "a first version never committed (a put interrupted before the \
+                              root inventory): no reader sees the object here"
+                    .into();
+                self.find(&key, FindingKind::UncommittedVersion, detail);
+                return None;
+            }
             Ok(None) => {
                 self.find(&key, FindingKind::Missing, "the object has no inventory".into());
                 return None;
@@ -410,4 +421,12 @@ impl Checking<'_> {
             self.find(&o.key, kind, detail);
         }
     }
+}
+
+/// Whether `listing` (of object `obj`) holds nothing but the declaration and files under
+/// `v1/` (what a first put killed before its root inventory leaves), and some of them.
+pub(crate) fn first_version_only(obj: &str, listing: &[ListedObject]) -> bool {
+    let declaration = format!("{obj}/{}", OBJECT_DECLARATION.0);
+    let v1 = format!("{obj}/v1/");
+    !listing.is_empty() && listing.iter().all(|o| o.key == declaration || o.key.starts_with(&v1))
 }

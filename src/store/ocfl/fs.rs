@@ -93,27 +93,8 @@ impl FsRoot {
 
     /// The object's lock, held until the returned file is dropped (blocking until free).
     pub(crate) fn lock(&self, id: &str) -> Result<File, StoreError> {
-        std::fs::create_dir_all(&self.work).map_err(|e| self.err("", e))?;
-        // Made below the work directory refusing links: a lock never lands elsewhere.
-        let dir = confined::create_dirs_in(&self.work, "locks").map_err(|e| self.err("", e))?;
-        // Named by the replica's root as well as the object: two replicas may share one work
-        // directory, and one put locks the object on each in turn.
-        let mut key = Sha256::new();
-        key.update(self.root.as_os_str().as_encoded_bytes());
-        key.update([0]);
-        key.update(id.as_bytes());
-        let name = crate::formats::digest::hex(&key.finalize());
-        let path = dir.join(format!("{name}.lock"));
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .custom_flags_nofollow()
-            .open(&path)
-            .map_err(|e| self.err("", e))?;
-        rustix::fs::flock(&file, FlockOperation::LockExclusive)
-            .map_err(|e| self.err("", io::Error::from(e)))?;
-        Ok(file)
+        let place = self.root.as_os_str().as_encoded_bytes();
+        object_lock(&self.work, place, id).map_err(|e| self.err("", e))
     }
 
     /// Hard-links each of `rels` (files of object `obj` no inventory accounts for) into a
@@ -150,6 +131,31 @@ impl FsRoot {
         confined::create_dirs_in(&stage.dir, obj).map_err(|e| self.err(obj, e))?;
         Ok(stage)
     }
+}
+
+/// The lock of object `id` of the root at `place` (its path, or a bucket's endpoint, name and
+/// prefix), a file in `work/locks` held (`flock`) until the returned file is dropped; blocks
+/// until free.
+pub(super) fn object_lock(work: &Path, place: &[u8], id: &str) -> Result<File, CopyFailure> {
+    std::fs::create_dir_all(work)?;
+    // Made below the work directory refusing links: a lock never lands elsewhere.
+    let dir = confined::create_dirs_in(work, "locks")?;
+    // Named by the replica's root as well as the object: two replicas may share one work
+    // directory, and one put locks the object on each in turn.
+    let mut key = Sha256::new();
+    key.update(place);
+    key.update([0]);
+    key.update(id.as_bytes());
+    let name = crate::formats::digest::hex(&key.finalize());
+    let path = dir.join(format!("{name}.lock"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .custom_flags_nofollow()
+        .open(&path)?;
+    rustix::fs::flock(&file, FlockOperation::LockExclusive).map_err(io::Error::from)?;
+    Ok(file)
 }
 
 /// Opening without following a link at the last component.

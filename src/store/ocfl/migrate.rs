@@ -34,6 +34,7 @@ use super::fs::{FsRoot, Stage};
 use super::inventory::{Inventory, LogicalFile, Versions, next_version};
 use super::layout::{OBJECT_DECLARATION, ROOT_DECLARATION, object_path, root_files};
 use super::ops::{NewVersion, commit_version, sha512_of};
+use super::put::Target;
 use crate::layout::{self as confined, MANIFEST};
 use crate::store::config::{ReplicaKind, StoreConfig};
 use crate::store::replica::{FsReplica, HashingFile, Replica};
@@ -431,7 +432,7 @@ impl Store {
         self.state().record_ocfl_inventory(id, &new.inv.head, sha)?;
         for ((r, root), stage) in self.replicas.iter().zip(roots).zip(stages) {
             if let Some(stage) = stage {
-                let committed = commit_version(root, stage, false, new)?;
+                let committed = commit_version(Target::Fs(root, stage), false, new)?;
                 self.state().record_ocfl_head(id, r.name(), &new.inv.head, &committed)?;
                 if crate::hooks::fail_at("migrate-after-commit") {
                     std::process::abort(); // a test of what a kill leaves

@@ -3,8 +3,9 @@
 //! new version that adds only the files with new digests.
 //!
 //! One home for OCFL: the inventory ([`inventory`]: model, the one reader, validation, the
-//! next version), where objects live ([`layout`]), how a version is committed on a file
-//! system ([`fs`]), and what `check` finds in a replica's objects ([`check`]). The store's
+//! next version), where objects live ([`layout`]), what a storage root must do ([`root`]):
+//! how a version is committed on a file system ([`fs`]) or in a bucket ([`bucket`]), and
+//! what `check` finds in a replica's objects ([`check`]). The store's
 //! replicas ([`super::replica`]) carry the bytes; the transfers and their verification are
 //! the store's own; [`ops`] and [`repair`] are the commands.
 //!
@@ -18,6 +19,7 @@
 //! checked against ocfl-py by the tests.
 
 pub(crate) mod anchor;
+pub(crate) mod bucket;
 pub(crate) mod check;
 pub(crate) mod fixity;
 pub(crate) mod fs;
@@ -28,6 +30,7 @@ pub(crate) mod migrate;
 pub(crate) mod ops;
 pub(crate) mod put;
 pub(crate) mod repair;
+pub(crate) mod root;
 
 pub use anchor::Provenance;
 pub use check::{FindingKind, ObjectOnReplica, OcflFinding};

@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::anchor::{Anchor, Anchors, CopyHead, Provenance, Reference};
+use super::bucket::Settled;
 use super::check::{
     FindingKind, Head, ObjectOnReplica, OcflFinding, check_object, load, object_dirs, owner,
     read_head,
@@ -17,7 +18,8 @@ use super::inventory::{
 };
 use super::kept::{self, Holder};
 use super::layout::{EXTENSION, ROOT_DECLARATION, object_path};
-use super::put::{Plan, Staging};
+use super::put::{Plan, Staging, Target};
+use super::root::OcflRoot;
 use crate::audit::AuditOptions;
 use crate::formats::digest::{Sha512, hex};
 use crate::store::replica::{FsReplica, ListedObject, Replica, Source};
@@ -151,7 +153,7 @@ impl Store {
     }
 
     /// The OCFL roots, when every replica is one.
-    pub(crate) fn ocfl_roots(&self, command: &'static str) -> Result<&[FsRoot], StoreError> {
+    pub(crate) fn ocfl_roots(&self, command: &'static str) -> Result<&[OcflRoot], StoreError> {
         self.ocfl.as_deref().ok_or_else(|| StoreRefusal::NeedsOcfl { command }.into())
     }
 
@@ -161,7 +163,7 @@ impl Store {
     /// [`super::put`]); nothing is recorded or committed unless the audit passed.
     pub(crate) fn ocfl_put(
         &self,
-        roots: &[FsRoot],
+        roots: &[OcflRoot],
         dir: &Path,
         audit: &AuditOptions,
         progress: &(dyn Fn(u64) + Sync),
@@ -172,6 +174,7 @@ impl Store {
         let obj = object_path(&identifier);
         // Every replica's object lock, in the configuration's order, for the whole put.
         let _locks = roots.iter().map(|r| r.lock(&identifier)).collect::<Result<Vec<_>, _>>()?;
+        self.settle(roots, &identifier)?;
         let prev = self.agreed_head(&identifier, &obj)?;
         if let Some(h) = prev.as_ref().filter(|h| !h.versions.fits(h.versions.head + 1)) {
             let (width, head) = (h.versions.padding, h.inv.head.clone());
@@ -207,8 +210,8 @@ impl Store {
         };
         let Some((inv, versions)) = next else {
             crate::store::put::refuse_damaged(dir, audit, None)?;
-            for root in roots {
-                root.ensure_root()?; // removes what killed runs left in the work directory
+            for (root, r) in roots.iter().zip(&self.replicas) {
+                root.ensure_root(r.as_ref())?; // removes what killed runs left in the work directory
             }
             report.copies = self.copies_of(&package, &files, &|_| CopyStatus::Present, None);
             self.record_place(&package, &identifier, report.version.as_deref())?;
@@ -216,20 +219,21 @@ impl Store {
         };
         let new = NewVersion { obj: &obj, inv: &inv, versions, files: &files };
         let added = new.added().into_values().collect();
-        let plan = Plan { roots, obj: &obj, prev: prev.as_ref(), added };
+        let replicas = &self.replicas;
+        let plan = Plan { roots, replicas, obj: &obj, prev: prev.as_ref(), added };
         let staging = Staging::new(plan, progress);
         crate::store::put::refuse_damaged(dir, audit, Some(&staging))?;
-        staging.complete(dir);
+        self.pool.install(|| staging.complete(dir));
         let stages = staging.into_stages();
-        for root in roots {
-            root.ensure_root()?;
+        for (root, r) in roots.iter().zip(&self.replicas) {
+            root.ensure_root(r.as_ref())?;
         }
         // Recorded before any commit: a head a killed put committed is still one webaip made.
         self.note_predating()?;
         let sha = sha512_of(&inv.to_bytes());
         self.state().record_ocfl_inventory(&identifier, &inv.head, &sha)?;
-        for ((r, root), stage) in self.replicas.iter().zip(roots).zip(stages) {
-            let got = stage.and_then(|stage| commit_version(root, stage, prev.is_some(), &new));
+        for (r, stage) in self.replicas.iter().zip(stages) {
+            let got = stage.and_then(|stage| commit_version(stage, prev.is_some(), &new));
             self.put_outcome(&mut report, r.name(), &new, got)?;
         }
         report.version = Some(inv.head.clone());
@@ -377,6 +381,48 @@ impl Store {
         }
     }
 
+    /// Clears what an interrupted put left on each bucket root in object `id` (see
+    /// [`super::bucket`]): the files of a version never committed, or a root sidecar a kill
+    /// left stale (the copy is then at the head its root inventory names, recorded as
+    /// committed there). The object's locks are held. Returns what was done, per replica.
+    pub(crate) fn settle(
+        &self,
+        roots: &[OcflRoot],
+        id: &str,
+    ) -> Result<Vec<(String, Settled)>, StoreError> {
+        self.settle_object(roots, &object_path(id), Some(id), None)
+    }
+
+    /// [`Store::settle`] of the object at `obj` (of `id`, when known: only its records are
+    /// read), on every bucket root (or only replica `only`); the caller holds the locks.
+    pub(crate) fn settle_object(
+        &self,
+        roots: &[OcflRoot],
+        obj: &str,
+        id: Option<&str>,
+        only: Option<usize>,
+    ) -> Result<Vec<(String, Settled)>, StoreError> {
+        let anchors = self.anchors(id)?;
+        let anchor = anchors.of(obj);
+        let known = |sha: &str| anchor.is_some_and(|a| a.knows(sha));
+        let mut out = Vec::new();
+        for (i, (root, r)) in roots.iter().zip(&self.replicas).enumerate() {
+            let OcflRoot::Bucket(b) = root else { continue };
+            if only.is_some_and(|o| o != i) {
+                continue;
+            }
+            let here = anchor.and_then(|a| a.committed_on(r.name())).is_some();
+            let settled = b.settle(r.as_ref(), obj, here, &known)?;
+            if let (Settled::Sidecar { head, sha512 }, Some(a)) = (&settled, anchor) {
+                self.state().record_ocfl_head(&a.id, r.name(), head, sha512)?;
+            }
+            if settled != Settled::Nothing {
+                out.push((r.name().to_string(), settled));
+            }
+        }
+        Ok(out)
+    }
+
     /// The head every replica holds (`None`: no replica holds the object). Replicas at
     /// different heads, a head webaip did not record (when it recorded the object), or an
     /// object damaged on one, refuse the put: a version built on them would make the replicas
@@ -454,17 +500,25 @@ fn earlier_version(head: &Head, package: &str, files: &[LogicalFile]) -> Option<
     kept::same_files(&head.inv, &head.versions, latest, files).then_some(latest)
 }
 
-/// Writes the new version's inventories into a stage holding its files, checks the staged
-/// object and commits it on `root`; returns the new inventory's SHA-512.
+/// Commits the new version on a target holding its files: into a file system stage, its
+/// inventories written, the staged object checked, then exchanged into the root; into a
+/// bucket, the inventories in the order [`super::bucket`] gives. Returns the new inventory's
+/// SHA-512.
 pub(super) fn commit_version(
-    root: &FsRoot,
-    stage: Stage,
+    target: Target,
     replacing: bool,
     new: &NewVersion,
 ) -> Result<String, StoreError> {
     let bytes = new.inv.to_bytes();
     let sha = sha512_of(&bytes);
     let version = new.versions.name(new.versions.head);
+    let (root, stage) = match target {
+        Target::Fs(root, stage) => (root, stage),
+        Target::Bucket(b, r) => {
+            let content: Vec<&str> = new.inv.content().map(|(p, _)| p).collect();
+            return b.commit(r, new.obj, &version, &bytes, &content);
+        }
+    };
     for dir in [version.as_str(), ""] {
         let at =
             |name: &str| if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") };

@@ -6,7 +6,9 @@
 //! however many replicas there are. Only after the audit has passed, and every added file's
 //! SHA-512 (of the very bytes staged) is its manifest's, is anything recorded or committed;
 //! files the audit does not read whole (the METS, the manifest) are copied and hashed as
-//! before. A replica whose stage cannot be written fails alone; the others go on.
+//! before. A replica whose stage cannot be written fails alone; the others go on. A bucket
+//! root has no stage: once the audit passed, the version's files are written to it in place,
+//! each hashed as it is sent (see [`super::bucket`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
@@ -14,17 +16,33 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
+use rayon::prelude::*;
+
+use super::bucket::BucketRoot;
 use super::check::Head;
 use super::fs::{FsRoot, Stage};
 use super::inventory::{INVENTORY, SIDECAR};
 use super::layout::OBJECT_DECLARATION;
-use crate::store::replica::Source;
+use super::root::OcflRoot;
+use crate::store::replica::{Replica, Source};
 use crate::store::{CopyFailure, PackageFile, StoreError};
+
+/// Where one replica's new version is being written.
+pub(super) enum Target<'a> {
+    /// A file system root's stage (the audit's read writes into it).
+    Fs(&'a FsRoot, Stage),
+    /// A bucket root: the version's files are written in place once the audit passed.
+    Bucket(&'a BucketRoot, &'a dyn Replica),
+}
 
 /// The new version staged on each replica (in the configuration's order).
 pub(super) struct Staging<'a> {
-    /// Each replica's stage, or why it has none.
-    stages: Vec<Result<Stage, StoreError>>,
+    /// Each replica's target, or why it has none.
+    stages: Vec<Result<Target<'a>, StoreError>>,
+    /// The object's directory.
+    obj: &'a str,
+    /// The object's current head (`None`: a new object).
+    prev: Option<&'a Head>,
     /// The package files whose content the version adds: package-relative path to the
     /// object-relative content path and the file as the manifest gives it.
     added: BTreeMap<&'a str, (&'a str, &'a PackageFile)>,
@@ -39,7 +57,9 @@ pub(super) struct Staging<'a> {
 
 /// What a put stages: where, on what, and which files the version adds.
 pub(super) struct Plan<'a> {
-    pub roots: &'a [FsRoot],
+    pub roots: &'a [OcflRoot],
+    /// The replicas, in the roots' order.
+    pub replicas: &'a [Box<dyn Replica>],
     pub obj: &'a str,
     pub prev: Option<&'a Head>,
     /// Content path (object-relative) and package file, of each file the version adds.
@@ -54,12 +74,18 @@ impl<'a> Staging<'a> {
     /// A stage on each replica holding the object's current files (hard-linked) or, for a
     /// new object, its declaration.
     pub(super) fn new(plan: Plan<'a>, progress: &'a (dyn Fn(u64) + Sync)) -> Self {
-        let stages: Vec<Result<Stage, StoreError>> =
-            plan.roots.iter().map(|root| begin(root, plan.obj, plan.prev)).collect();
+        let stages: Vec<Result<Target, StoreError>> = plan
+            .roots
+            .iter()
+            .zip(plan.replicas)
+            .map(|(root, r)| begin(root, r.as_ref(), plan.obj, plan.prev))
+            .collect();
         let added = plan.added.into_iter().map(|(c, f)| (f.rel.as_str(), (c, f))).collect();
         Staging {
             failed: Mutex::new(stages.iter().map(|_| None).collect()),
             stages,
+            obj: plan.obj,
+            prev: plan.prev,
             added,
             opened: Mutex::new(BTreeSet::new()),
             digests: Mutex::new(BTreeMap::new()),
@@ -74,8 +100,8 @@ impl<'a> Staging<'a> {
         }
     }
 
-    /// The stages still written to (their replica's index).
-    fn live(&self) -> Vec<(usize, &Stage)> {
+    /// The targets still written to (their replica's index).
+    fn live_targets(&self) -> Vec<(usize, &Target<'a>)> {
         let failed = locked(&self.failed);
         self.stages
             .iter()
@@ -83,6 +109,26 @@ impl<'a> Staging<'a> {
             .filter(|(i, _)| failed[*i].is_none())
             .filter_map(|(i, s)| Some((i, s.as_ref().ok()?)))
             .collect()
+    }
+
+    /// The file system stages still written to (their replica's index).
+    fn live(&self) -> Vec<(usize, &Stage)> {
+        let live = self.live_targets().into_iter();
+        live.filter_map(|(i, t)| match t {
+            Target::Fs(_, s) => Some((i, s)),
+            Target::Bucket(..) => None,
+        })
+        .collect()
+    }
+
+    /// The bucket roots still written to (their replica's index).
+    fn live_buckets(&self) -> Vec<(usize, &'a BucketRoot, &'a dyn Replica)> {
+        let live = self.live_targets().into_iter();
+        live.filter_map(|(i, t)| match t {
+            Target::Bucket(b, r) => Some((i, *b, *r)),
+            Target::Fs(..) => None,
+        })
+        .collect()
     }
 
     /// After the audit passed: every added file the audit read must have its manifest's
@@ -96,14 +142,47 @@ impl<'a> Staging<'a> {
                 Some(found) => {
                     let digest =
                         CopyFailure::Digest { found: found.clone(), expected: f.sha512.clone() };
-                    for (i, stage) in self.live() {
-                        let e = stage.error(content, io::Error::other(digest.to_string()));
-                        self.fail(i, e);
+                    for (i, target) in self.live_targets() {
+                        let replica = match target {
+                            Target::Fs(root, _) => root.name.clone(),
+                            Target::Bucket(b, _) => b.name.clone(),
+                        };
+                        let source = Box::new(io::Error::other(digest.to_string()).into());
+                        let key = content.to_string();
+                        self.fail(i, StoreError::Replica { replica, key, source });
                     }
                 }
                 None => self.copy(dir, content, f),
             }
         }
+        self.upload(dir);
+    }
+
+    /// Writes every added file to each live bucket root, verified as it is sent (in the
+    /// caller's thread pool: the transfers run in parallel). A bucket whose write fails is
+    /// dropped from the put, the others go on.
+    fn upload(&self, dir: &Path) {
+        // Nothing is written to a bucket before the audit passed (a refused package leaves
+        // no trace there): the root and the version's absence are checked now.
+        for (i, b, r) in self.live_buckets() {
+            if let Err(e) = b.begin(r, self.obj, self.prev) {
+                self.fail(i, e);
+            }
+        }
+        let buckets = self.live_buckets();
+        let jobs: Vec<_> = buckets
+            .iter()
+            .flat_map(|b| self.added.values().map(move |(content, f)| (b, *content, *f)))
+            .collect();
+        jobs.par_iter().for_each(|((i, b, r), content, f)| {
+            if locked(&self.failed)[*i].is_some() {
+                return;
+            }
+            let source = Source { root: dir, name: &f.rel };
+            if let Err(e) = b.upload(*r, self.obj, content, source, (f.size, &f.sha512)) {
+                self.fail(*i, e);
+            }
+        });
     }
 
     /// Copies package file `f` into each live stage at `content`, verified against its
@@ -121,8 +200,8 @@ impl<'a> Staging<'a> {
         (self.progress)(f.size);
     }
 
-    /// Each replica's stage, or why it failed.
-    pub(super) fn into_stages(self) -> Vec<Result<Stage, StoreError>> {
+    /// Each replica's target, or why it failed.
+    pub(super) fn into_stages(self) -> Vec<Result<Target<'a>, StoreError>> {
         let failed = self.failed.into_inner().unwrap_or_else(|p| p.into_inner());
         self.stages
             .into_iter()
@@ -135,8 +214,18 @@ impl<'a> Staging<'a> {
     }
 }
 
-/// A replica's stage with the object's current files, or its declaration when it is new.
-fn begin(root: &FsRoot, obj: &str, prev: Option<&Head>) -> Result<Stage, StoreError> {
+/// A replica's target: on a file system a stage with the object's current files, or its
+/// declaration when it is new; on a bucket nothing yet (see [`Staging::upload`]).
+fn begin<'a>(
+    root: &'a OcflRoot,
+    r: &'a dyn Replica,
+    obj: &str,
+    prev: Option<&Head>,
+) -> Result<Target<'a>, StoreError> {
+    let root = match root {
+        OcflRoot::Fs(f) => f,
+        OcflRoot::Bucket(b) => return Ok(Target::Bucket(b, r)),
+    };
     let stage = root.stage(obj)?;
     match prev {
         Some(p) => {
@@ -146,7 +235,7 @@ fn begin(root: &FsRoot, obj: &str, prev: Option<&Head>) -> Result<Stage, StoreEr
         }
         None => stage.write(OBJECT_DECLARATION.0, OBJECT_DECLARATION.1.as_bytes())?,
     }
-    Ok(stage)
+    Ok(Target::Fs(root, stage))
 }
 
 impl crate::audit::Tee for Staging<'_> {
@@ -229,7 +318,7 @@ struct FanOut<'s, 'a> {
 impl FanOut<'_, '_> {
     fn failed(&self, replica: usize, e: io::Error) {
         let stage = self.staging.stages[replica].as_ref();
-        if let Ok(stage) = stage {
+        if let Ok(Target::Fs(_, stage)) = stage {
             self.staging.fail(replica, stage.error(self.content, e));
         }
     }

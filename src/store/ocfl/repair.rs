@@ -2,7 +2,10 @@
 //! there from a replica whose copy checks clean, as a whole new object tree committed like a
 //! put's (see [`super::fs`]): the intact files of the damaged copy are hard-linked, the rest
 //! fetched (each content file verified against its digest as it arrives), the inventories
-//! taken from the source, the tree checked deep before it is committed.
+//! taken from the source, the tree checked deep before it is committed. In a bucket root
+//! (see [`super::bucket`]) the missing and damaged files are written in place, content first
+//! and the root inventory and its sidecar last; what an interrupted put left there is
+//! cleared first.
 //!
 //! The source is a copy of the object's reference head (see [`super::anchor`]): the latest
 //! head webaip recorded, never a version it did not commit; with no record of the object, a
@@ -25,12 +28,14 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::anchor::{Anchor, CopyHead, Reference};
+use super::bucket::{BucketRoot, Settled};
 use super::check::{FindingKind, Head, ObjectOnReplica, OcflFinding, load, read_head};
 use super::fs::FsRoot;
 use super::inventory::{INVENTORY, SIDECAR};
 use super::layout::OBJECT_DECLARATION;
 use super::ops::{OcflCheckReport, UNANCHORED, copy_heads, precommit};
 use super::put::accounted_files;
+use super::root::OcflRoot;
 use crate::store::replica::{ListedObject, Replica, Source};
 use crate::store::{Store, StoreError, StoreRefusal};
 
@@ -110,7 +115,10 @@ impl Store {
         for a in &adopted {
             self.record_adopted(a)?;
         }
-        let check = self.check_objects(None, deep)?;
+        // What interrupted puts left in buckets is cleared first, then checked again.
+        let first = self.check_objects(None, deep)?;
+        let mut actions = self.settle_interrupted(roots, &first)?;
+        let check = if actions.is_empty() { first } else { self.check_objects(None, deep)? };
         let anchors = self.anchors(None)?;
         let mut targets: BTreeSet<(usize, String)> = BTreeSet::new();
         for f in check.findings.iter().filter(|f| !f.object.is_empty()) {
@@ -118,7 +126,6 @@ impl Store {
                 targets.insert((i, f.object.clone()));
             }
         }
-        let mut actions = Vec::new();
         for (i, object) in targets {
             let bad: Vec<&OcflFinding> = check
                 .findings
@@ -249,11 +256,51 @@ impl Store {
         Ok(())
     }
 
+    /// Clears, on bucket roots, what interrupted puts left that `check` found (a version
+    /// never committed, a root sidecar left stale: see [`super::bucket`]), each object under
+    /// its lock; one action per object cleared.
+    fn settle_interrupted(
+        &self,
+        roots: &[OcflRoot],
+        check: &OcflCheckReport,
+    ) -> Result<Vec<ObjectRepair>, StoreError> {
+        let left = [FindingKind::UncommittedVersion, FindingKind::SidecarStale];
+        let mut objects = BTreeSet::new();
+        for f in check.findings.iter().filter(|f| left.contains(&f.kind)) {
+            let i = self.replicas.iter().position(|r| r.name() == f.replica);
+            if let Some(i) = i.filter(|i| matches!(roots[*i], OcflRoot::Bucket(_))) {
+                objects.insert((i, f.object.clone()));
+            }
+        }
+        let mut out = Vec::new();
+        for (i, obj) in objects {
+            let OcflRoot::Bucket(b) = &roots[i] else { continue };
+            let _lock = b.lock_object(&obj)?;
+            for (replica, settled) in self.settle_object(roots, &obj, None, Some(i))? {
+                let message = match settled {
+                    Settled::Nothing => continue,
+                    Settled::Removed(keys) => format!(
+                        "removed the {} files of a version an interrupted put never committed \
+                         (no root inventory named them)",
+                        keys.len()
+                    ),
+                    Settled::Sidecar { head, .. } => format!(
+                        "wrote the root sidecar an interrupted put left stale (the root \
+                         inventory is {head}'s, whose own sidecar names it): the copy is at {head}"
+                    ),
+                };
+                let object = obj.clone();
+                out.push(ObjectRepair { replica, object, source: None, repaired: true, message });
+            }
+        }
+        Ok(out)
+    }
+
     /// Rebuilds the object on replica `job.i` from a clean copy of its reference head.
     fn repair_object(&self, job: &Job, anchor: Option<&Anchor>) -> ObjectRepair {
         let root = &job.roots[job.i];
         let mut out = ObjectRepair {
-            replica: root.name.clone(),
+            replica: root.name().into(),
             object: job.object.into(),
             source: None,
             repaired: false,
@@ -306,7 +353,7 @@ impl Store {
                     out.message = format!("{}; {UNANCHORED}", out.message);
                 } else if let Err(e) = self.state().record_ocfl_head(
                     &head.inv.id,
-                    &root.name,
+                    root.name(),
                     &head.inv.head,
                     &head.sha512,
                 ) {
@@ -385,7 +432,7 @@ impl Store {
         let _locks = lock_in_order(job.roots, i, s, &id)?;
         // A new or emptied replica is made a storage root first; a directory holding other
         // things is refused, so no object is ever written into what is not a root.
-        root.ensure_root()?;
+        root.ensure_root(target)?;
         let head = match read_head(source, &id)? {
             Some(h) if h.sha512 == reference => h,
             _ => return Err(stale("the source's head")),
@@ -412,7 +459,13 @@ impl Store {
             });
         }
         descends(target, source, object, &head)?;
-        let staged = self.stage_from(root, target, source, object, &head, job.bad)?;
+        let staged = match root {
+            OcflRoot::Fs(root) => self.stage_from(root, target, source, object, &head, job.bad)?,
+            OcflRoot::Bucket(b) => {
+                let copy = TargetCopy { target, bad: job.bad, checked: before.is_some() };
+                rebuild_in_bucket(b, &copy, source, object, &head)?
+            }
+        };
         Ok((head, staged))
     }
 
@@ -482,6 +535,64 @@ impl Store {
         stage.commit(object, replacing)?;
         Ok(Staged { quarantined, dropped })
     }
+}
+
+/// Rebuilds the object in a bucket root from `source`'s copy of `head`, in place (see
+/// [`BucketRoot::rebuild`]): the target's intact files kept, the files no inventory accounts
+/// for moved to the local quarantine first.
+fn rebuild_in_bucket(
+    b: &BucketRoot,
+    copy: &TargetCopy,
+    source: &dyn Replica,
+    object: &str,
+    head: &Head,
+) -> Result<Staged, StoreError> {
+    let target = copy.target;
+    let present = target.list(object)?;
+    let damaged: BTreeSet<&str> = copy.bad.iter().map(|f| f.key.as_str()).collect();
+    let prefix = format!("{object}/");
+    let wanted: Vec<String> =
+        accounted_files(head).into_iter().map(|r| format!("{object}/{r}")).collect();
+    let roots: BTreeSet<String> =
+        [INVENTORY, SIDECAR].iter().map(|n| format!("{object}/{n}")).collect();
+    let unaccounted: Vec<&str> = present
+        .iter()
+        .filter(|o| !wanted.contains(&o.key) && !roots.contains(&o.key))
+        .map(|o| o.key.strip_prefix(&prefix).unwrap_or(&o.key))
+        .collect();
+    let quarantined = if unaccounted.is_empty() {
+        None
+    } else {
+        Some(b.quarantine(target, object, &unaccounted)?)
+    };
+    // A copy whose root inventory did not read was not checked against the manifest: each
+    // content file it keeps is hashed first (what a deep pre-commit check does in a stage).
+    let content: BTreeSet<String> =
+        head.inv.content().map(|(p, _)| format!("{prefix}{p}")).collect();
+    let intact = |key: &str| {
+        if copy.checked || !content.contains(key) {
+            return true;
+        }
+        let rel = key.strip_prefix(&prefix).unwrap_or(key);
+        let digest = head.inv.content().find(|(p, _)| *p == rel).map(|(_, d)| d);
+        let hashed = crate::store::hash_copy(target, key).ok();
+        hashed.zip(digest).is_some_and(|(h, d)| h.eq_ignore_ascii_case(d))
+    };
+    let keep = |key: &str| {
+        !damaged.contains(key)
+            && present.iter().any(|o| o.key == key && o.problem.is_none())
+            && intact(key)
+    };
+    b.rebuild(target, source, head, &wanted, &keep)?;
+    Ok(Staged { quarantined, dropped: Vec::new() })
+}
+
+/// The copy a bucket repair rebuilds: its replica, what the check found there, and whether
+/// the check could check its files (its root inventory read).
+struct TargetCopy<'a> {
+    target: &'a dyn Replica,
+    bad: &'a [&'a OcflFinding],
+    checked: bool,
 }
 
 /// What staging a rebuilt object left out of it.
@@ -556,7 +667,7 @@ enum NoSource {
 
 /// What one repair of one object works on.
 struct Job<'a> {
-    roots: &'a [FsRoot],
+    roots: &'a [OcflRoot],
     /// The target replica.
     i: usize,
     object: &'a str,
@@ -576,7 +687,7 @@ impl Job<'_> {
 /// The object's locks on replicas `a` and `b`, in the configuration's order (as a put takes
 /// them, so the two never wait on each other).
 fn lock_in_order(
-    roots: &[FsRoot],
+    roots: &[OcflRoot],
     a: usize,
     b: usize,
     id: &str,

@@ -1,0 +1,327 @@
+//! Committing an object on a storage root in a bucket, where nothing can be renamed.
+//!
+//! A new version is written in place, in an order that keeps it invisible until its last
+//! step: the content files it adds (each hashed as it is sent, published only when its
+//! SHA-512 is the manifest's), then `vN/inventory.json` and its sidecar, then, once every
+//! content file the new inventory names is listed there, the root `inventory.json` and
+//! last its sidecar. A reader goes by the root inventory, which names the old head until the
+//! root inventory is replaced. What a kill leaves:
+//!
+//! - before the root inventory: files under `vN/` (and, for a first version, the object's
+//!   declaration) that no root inventory names. Every reader still sees the old version (or
+//!   no object); `store check` reports them as an uncommitted version; the next put of the
+//!   object, or `store repair`, removes exactly those files (only under `v(head+1)/`, or for
+//!   an object with no root inventory, only its declaration and `v1/`, and only when webaip
+//!   never committed the object on that replica);
+//! - between the root inventory and its sidecar: the root inventory is `vN/inventory.json`
+//!   byte for byte, whose own sidecar is good, and the root sidecar still names the old head.
+//!   Readers refuse the copy (the sidecar does not verify); `store check` reports the stale
+//!   sidecar; the next put or `store repair` writes the root sidecar from `vN`'s, when
+//!   webaip recorded that inventory (it records each one before committing it).
+//!
+//! A version already there is never overwritten: its inventory is written only when absent
+//! (a conditional PUT as well, where the store honours one; Garage 2.5 does not, so the
+//! absence is looked up first). The object's lock is a file in a local work directory, so
+//! puts through one state database never build on the same head at once.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use super::check::{Head, first_version_only, load};
+use super::fs::object_lock;
+use super::inventory::{INVENTORY, SIDECAR, sidecar_text};
+use super::layout::{OBJECT_DECLARATION, ROOT_DECLARATION, root_files};
+use crate::store::replica::{Replica, Source};
+use crate::store::{CopyFailure, StoreError};
+
+/// A bucket replica's storage root, and the local work directory holding its locks and
+/// quarantine.
+#[derive(Debug, Clone)]
+pub(crate) struct BucketRoot {
+    /// The replica's name.
+    pub name: String,
+    /// Where the bucket is (endpoint, bucket, prefix): what the locks are named by.
+    pub place: String,
+    /// A local directory for the object locks and quarantined files.
+    pub work: PathBuf,
+}
+
+/// What clearing an interrupted put's leftovers did.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Settled {
+    /// Nothing was left.
+    Nothing,
+    /// Files of a version never committed, removed.
+    Removed(Vec<String>),
+    /// The root sidecar written from the head version's (the put was killed between the
+    /// root inventory and its sidecar): the copy is at `head`.
+    Sidecar {
+        /// The head the root inventory names.
+        head: String,
+        /// Its SHA-512.
+        sha512: String,
+    },
+}
+
+impl BucketRoot {
+    fn err(&self, key: &str, e: impl Into<CopyFailure>) -> StoreError {
+        StoreError::Replica {
+            replica: self.name.clone(),
+            key: key.into(),
+            source: Box::new(e.into()),
+        }
+    }
+
+    /// The object's lock, held until the returned file is dropped (blocking until free).
+    pub(crate) fn lock(&self, id: &str) -> Result<std::fs::File, StoreError> {
+        self.lock_object(&super::layout::object_path(id))
+    }
+
+    /// The lock of the object at `obj` (named by its directory: what an interrupted first
+    /// put left may have no inventory to take the id from).
+    pub(crate) fn lock_object(&self, obj: &str) -> Result<std::fs::File, StoreError> {
+        object_lock(&self.work, self.place.as_bytes(), obj).map_err(|e| self.err("", e))
+    }
+
+    /// Makes the storage root (its declaration last) when the bucket (prefix) is empty; one
+    /// holding other things and no declaration is refused.
+    pub(crate) fn ensure_root(&self, r: &dyn Replica) -> Result<(), StoreError> {
+        if r.stat(ROOT_DECLARATION.0)?.is_some() {
+            return Ok(());
+        }
+        if !r.list("")?.is_empty() {
+            let root = PathBuf::from(&self.place);
+            return Err(StoreError::NotOcflRoot { replica: self.name.clone(), root });
+        }
+        for (name, bytes) in root_files() {
+            crate::hooks::write_point();
+            match r.write_bytes(&name, &bytes, true) {
+                Ok(()) | Err(StoreError::Exists { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Before a new version's files are written: the root is one, the version is not there
+    /// yet, and a new object gets its declaration first (so that what a kill leaves is
+    /// found as this object's).
+    pub(crate) fn begin(
+        &self,
+        r: &dyn Replica,
+        obj: &str,
+        prev: Option<&Head>,
+    ) -> Result<(), StoreError> {
+        self.ensure_root(r)?;
+        let next = prev.map_or(1, |h| h.versions.head + 1);
+        let name = prev.map_or_else(|| "v1".to_string(), |h| h.versions.name(next));
+        let key = format!("{obj}/{name}/{INVENTORY}");
+        if r.stat(&key)?.is_some() {
+            return Err(StoreError::Exists { replica: self.name.clone(), key });
+        }
+        if prev.is_none() {
+            crate::hooks::write_point();
+            let key = format!("{obj}/{}", OBJECT_DECLARATION.0);
+            r.write_bytes(&key, OBJECT_DECLARATION.1.as_bytes(), false)?;
+        }
+        Ok(())
+    }
+
+    /// Writes content file `content` (object-relative) from `source`, verified as it is sent.
+    pub(crate) fn upload(
+        &self,
+        r: &dyn Replica,
+        obj: &str,
+        content: &str,
+        source: Source,
+        file: (u64, &str),
+    ) -> Result<(), StoreError> {
+        crate::hooks::write_point();
+        r.write_verified(&format!("{obj}/{content}"), source, file.0, file.1)
+    }
+
+    /// Commits version `version` of `obj` whose content files are written: its inventory
+    /// and sidecar (never over one there), every content file of `content` listed, then the
+    /// root inventory and last its sidecar. See the module's notes for what a kill leaves.
+    pub(crate) fn commit(
+        &self,
+        r: &dyn Replica,
+        obj: &str,
+        version: &str,
+        bytes: &[u8],
+        content: &[&str],
+    ) -> Result<String, StoreError> {
+        let sha = {
+            let mut h = crate::formats::digest::Sha512::new();
+            h.update(bytes);
+            crate::formats::digest::hex(&h.finalize())
+        };
+        let sidecar = sidecar_text(&sha);
+        for (name, body) in [(INVENTORY, bytes), (SIDECAR, sidecar.as_bytes())] {
+            crate::hooks::write_point();
+            r.write_bytes(&format!("{obj}/{version}/{name}"), body, true)?;
+        }
+        let listed: BTreeSet<String> = r.list(obj)?.into_iter().map(|o| o.key).collect();
+        if let Some(missing) = content.iter().find(|c| !listed.contains(&format!("{obj}/{c}"))) {
+            return Err(StoreError::Precommit {
+                replica: self.name.clone(),
+                key: format!("{obj}/{missing}"),
+                detail: "a content file the new inventory names is not in the bucket".into(),
+            });
+        }
+        if crate::hooks::fail_at("ocfl-before-commit") {
+            std::process::abort(); // a test of what a kill leaves
+        }
+        crate::hooks::write_point();
+        r.write_bytes(&format!("{obj}/{INVENTORY}"), bytes, false)?;
+        if crate::hooks::fail_at("ocfl-between-inventory-and-sidecar") {
+            std::process::abort();
+        }
+        crate::hooks::write_point();
+        r.write_bytes(&format!("{obj}/{SIDECAR}"), sidecar.as_bytes(), false)?;
+        Ok(sha)
+    }
+
+    /// Clears what an interrupted put left in `obj` (see the module's notes), and only that.
+    /// `committed_here`: webaip committed the object on this replica (an object with no root
+    /// inventory is then damaged, never a first version to remove); `known`: whether webaip
+    /// recorded an inventory of this SHA-512.
+    pub(crate) fn settle(
+        &self,
+        r: &dyn Replica,
+        obj: &str,
+        committed_here: bool,
+        known: &dyn Fn(&str) -> bool,
+    ) -> Result<Settled, StoreError> {
+        let listing = r.list(obj)?;
+        if listing.is_empty() {
+            return Ok(Settled::Nothing);
+        }
+        let Some(root) = load(r, obj)? else {
+            if committed_here || !first_version_only(obj, &listing) {
+                return Ok(Settled::Nothing);
+            }
+            return self.remove(r, listing.into_iter().map(|o| o.key).collect());
+        };
+        let Ok((inv, versions)) = root.parsed else { return Ok(Settled::Nothing) };
+        if root.sidecar.is_err() {
+            let own = load(r, &format!("{obj}/{}", inv.head))?;
+            let good = own.is_some_and(|l| l.sidecar.is_ok() && l.sha512 == root.sha512);
+            if !good || !known(&root.sha512) {
+                return Ok(Settled::Nothing);
+            }
+            crate::hooks::write_point();
+            let key = format!("{obj}/{SIDECAR}");
+            r.write_bytes(&key, sidecar_text(&root.sha512).as_bytes(), false)?;
+            return Ok(Settled::Sidecar { head: inv.head, sha512: root.sha512 });
+        }
+        let next = format!("{obj}/{}/", versions.name(versions.head + 1));
+        let orphans: Vec<String> =
+            listing.into_iter().map(|o| o.key).filter(|k| k.starts_with(&next)).collect();
+        if orphans.is_empty() {
+            return Ok(Settled::Nothing);
+        }
+        self.remove(r, orphans)
+    }
+
+    /// Deletes `keys`, the inventories and the declaration last (a kill part-way leaves what
+    /// is found and cleared again).
+    fn remove(&self, r: &dyn Replica, mut keys: Vec<String>) -> Result<Settled, StoreError> {
+        let late = |k: &String| {
+            u8::from(k.ends_with(INVENTORY) || k.ends_with(SIDECAR))
+                + 2 * u8::from(k.ends_with(OBJECT_DECLARATION.0))
+        };
+        keys.sort_by_key(late);
+        for k in &keys {
+            crate::hooks::write_point();
+            r.delete(k)?;
+        }
+        Ok(Settled::Removed(keys))
+    }
+
+    /// Moves `rels` (files of object `obj` no inventory accounts for) to a new quarantine
+    /// directory of the local work directory: each downloaded there, then deleted from the
+    /// bucket. Returns the directory.
+    pub(crate) fn quarantine(
+        &self,
+        r: &dyn Replica,
+        obj: &str,
+        rels: &[&str],
+    ) -> Result<PathBuf, StoreError> {
+        let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.fZ");
+        let name = format!("quarantine/{stamp}-{}", std::process::id());
+        std::fs::create_dir_all(&self.work).map_err(|e| self.err("", e))?;
+        let dir = crate::layout::create_dirs_in(&self.work, &name).map_err(|e| self.err("", e))?;
+        for rel in rels {
+            let key = format!("{obj}/{rel}");
+            let (parent, _) = key.rsplit_once('/').unwrap_or(("", key.as_str()));
+            crate::layout::create_dirs_in(&dir, parent).map_err(|e| self.err(&key, e))?;
+            let mut f = crate::layout::create_in(&dir, &key).map_err(|e| self.err(&key, e))?;
+            r.read(&key, &mut |c| std::io::Write::write_all(&mut f, c))?;
+            f.sync_all().map_err(|e| self.err(&key, e))?;
+            crate::hooks::write_point();
+            r.delete(&key)?;
+        }
+        Ok(dir)
+    }
+
+    /// Rebuilds `obj` in place from `source`'s copy of `head`: every file the head accounts
+    /// for that `keep` does not keep is fetched (a content file verified against its digest
+    /// on the way in and on the way out), then the root inventory and last its sidecar.
+    pub(crate) fn rebuild(
+        &self,
+        target: &dyn Replica,
+        source: &dyn Replica,
+        head: &Head,
+        wanted: &[String],
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Result<(), StoreError> {
+        let obj = super::layout::object_path(&head.inv.id);
+        std::fs::create_dir_all(&self.work).map_err(|e| self.err("", e))?;
+        let scratch = tempfile::tempdir_in(&self.work).map_err(|e| self.err("", e))?;
+        // Content first, then the version inventories and the declaration: the root
+        // inventory, written last, names nothing that is not there.
+        let (content, small): (Vec<&String>, Vec<&String>) = wanted
+            .iter()
+            .filter(|k| !keep(k))
+            .partition(|k| head.inv.content().any(|(p, _)| format!("{obj}/{p}") == **k));
+        for key in content {
+            let rel = key.strip_prefix(&format!("{obj}/")).unwrap_or(key);
+            let digest = head.inv.content().find(|(p, _)| *p == rel).map(|(_, d)| d);
+            let digest = digest.unwrap_or_default().to_ascii_lowercase();
+            let local = Source { root: scratch.path(), name: "file" };
+            let _ = std::fs::remove_file(scratch.path().join("file"));
+            crate::store::fetch_verified(source, key, local, &digest)?;
+            let size = std::fs::metadata(scratch.path().join("file")).map_or(0, |m| m.len());
+            crate::hooks::write_point();
+            target.write_verified(key, local, size, &digest)?;
+        }
+        for key in small {
+            let bytes = read_bounded(source, key)?;
+            crate::hooks::write_point();
+            target.write_bytes(key, &bytes, false)?;
+        }
+        for name in [INVENTORY, SIDECAR] {
+            let key = format!("{obj}/{name}");
+            let bytes = read_bounded(source, &key)?;
+            crate::hooks::write_point();
+            target.write_bytes(&key, &bytes, false)?;
+        }
+        Ok(())
+    }
+}
+
+/// An object's small file (inventory, sidecar, declaration) read whole, at most as large as
+/// an inventory is read.
+fn read_bounded(r: &dyn Replica, key: &str) -> Result<Vec<u8>, StoreError> {
+    let mut bytes = Vec::new();
+    let limit = super::inventory::MAX_INVENTORY as usize;
+    r.read(key, &mut |c| {
+        if bytes.len() + c.len() > limit {
+            return Err(std::io::Error::other("larger than an inventory is read"));
+        }
+        bytes.extend_from_slice(c);
+        Ok(())
+    })?;
+    Ok(bytes)
+}

@@ -1,0 +1,301 @@
+//! OCFL storage roots in a bucket (the local Garage cluster) beside one on a file system: put,
+//! a changed package as v2, `ingest --store` (the AIP as the next version), get of each
+//! version byte for byte, `check --deep`, damage in the bucket and on the disk repaired from
+//! the other replica, interrupted puts (before the root inventory, and between the root
+//! inventory and its sidecar) that leave the old version for every reader. Every bucket root
+//! is downloaded and validated by ocfl-py (0 errors, 0 warnings) and read by rocfl.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, ObjectStoreExt};
+
+use super::ocfl::{assert_ocfl_valid, files_of, findings};
+use super::ocfl_rocfl::{listed, rocfl, text};
+use super::{garage, objid, same_objid_pair, store};
+use crate::util::webaip_command;
+
+/// The test's bucket prefix, reached as a plain S3 client (not through webaip).
+struct Bucket {
+    s3: object_store::aws::AmazonS3,
+    rt: tokio::runtime::Runtime,
+    prefix: String,
+}
+
+impl Bucket {
+    fn new(g: &HashMap<String, String>, prefix: &str) -> Self {
+        let endpoint = g["S3_ENDPOINTS"].split(',').next().unwrap().to_string();
+        let s3 = object_store::aws::AmazonS3Builder::new()
+            .with_endpoint(endpoint)
+            .with_region("garage")
+            .with_bucket_name(&g["S3_BUCKET"])
+            .with_access_key_id(&g["AWS_ACCESS_KEY_ID"])
+            .with_secret_access_key(&g["AWS_SECRET_ACCESS_KEY"])
+            .with_client_options(object_store::ClientOptions::new().with_allow_http(true))
+            .build()
+            .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        Bucket { s3, rt, prefix: prefix.into() }
+    }
+
+    /// The key as it is (an OCFL root's keys are not encoded: `urn%3auuid...` is stored so).
+    fn path(&self, key: &str) -> ObjectPath {
+        ObjectPath::parse(format!("{}{key}", self.prefix)).unwrap()
+    }
+
+    /// Every key below the prefix (without it) and its size.
+    fn list(&self) -> BTreeMap<String, u64> {
+        use futures::StreamExt;
+        let root = ObjectPath::from(self.prefix.trim_end_matches('/'));
+        self.rt.block_on(async {
+            let mut out = BTreeMap::new();
+            let mut s = self.s3.list(Some(&root));
+            while let Some(m) = s.next().await {
+                let m = m.unwrap();
+                let key = m.location.as_ref()[self.prefix.len()..].to_string();
+                out.insert(key, m.size);
+            }
+            out
+        })
+    }
+
+    fn get(&self, key: &str) -> Vec<u8> {
+        self.rt.block_on(async {
+            self.s3.get(&self.path(key)).await.unwrap().bytes().await.unwrap().to_vec()
+        })
+    }
+
+    fn put(&self, key: &str, bytes: &[u8]) {
+        self.rt.block_on(self.s3.put(&self.path(key), bytes.to_vec().into())).unwrap();
+    }
+
+    fn delete(&self, key: &str) {
+        self.rt.block_on(self.s3.delete(&self.path(key))).unwrap();
+    }
+
+    /// The storage root, downloaded to `dir` (for ocfl-py and rocfl, which read folders).
+    fn download(&self, dir: &Path) -> PathBuf {
+        let _ = fs::remove_dir_all(dir);
+        for key in self.list().keys() {
+            let to = dir.join(key);
+            fs::create_dir_all(to.parent().unwrap()).unwrap();
+            fs::write(&to, self.get(key)).unwrap();
+        }
+        dir.to_path_buf()
+    }
+}
+
+/// An OCFL bucket replica `garage` (first: `get` reads it first) and a file system one `disk`.
+fn config(dir: &Path, g: &HashMap<String, String>, prefix: &str) -> PathBuf {
+    let endpoints: Vec<String> = g["S3_ENDPOINTS"].split(',').map(|e| format!("\"{e}\"")).collect();
+    let text = format!(
+        "state = \"{state}\"\n\n[user]\nname = \"webaip tests\"\naddress = \"mailto:tests@example.org\"\n\n\
+         [[replica]]\nname = \"garage\"\ntype = \"s3\"\nlayout = \"ocfl\"\nendpoints = [{eps}]\n\
+         bucket = \"{bucket}\"\nregion = \"garage\"\nprefix = \"{prefix}\"\n\n\
+         [[replica]]\nname = \"disk\"\ntype = \"fs\"\nlayout = \"ocfl\"\nroot = \"{disk}\"\n",
+        state = dir.join("state.sqlite").display(),
+        eps = endpoints.join(", "),
+        bucket = g["S3_BUCKET"],
+        disk = dir.join("disk").display(),
+    );
+    let path = dir.join("store.toml");
+    fs::write(&path, text).unwrap();
+    path
+}
+
+/// `store put` with the credentials and `hooks` (test-hooks variables) set.
+fn put_with(
+    g: &HashMap<String, String>,
+    cfg: &Path,
+    pkg: &Path,
+    hooks: &[(&str, &str)],
+) -> (i32, serde_json::Value) {
+    let o = webaip_command()
+        .args(["store", "--config", cfg.to_str().unwrap(), "--json", "put"])
+        .arg(pkg)
+        .envs(g.iter().filter(|(k, _)| k.starts_with("AWS_")))
+        .envs(hooks.iter().copied())
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&o.stdout).unwrap_or_else(
+        |_| serde_json::json!({ "stderr": String::from_utf8_lossy(&o.stderr).to_string() }),
+    );
+    (o.status.code().unwrap_or(-1), v)
+}
+
+fn check_deep(g: &HashMap<String, String>, cfg: &Path) -> serde_json::Value {
+    store(g, cfg, &["check", "--deep"]).1
+}
+
+/// Gets version `v` of `id` (or its latest) and compares it with `pkg` byte for byte.
+fn get_equals(g: &HashMap<String, String>, cfg: &Path, id: &str, v: Option<&str>, pkg: &Path) {
+    let out = cfg.with_file_name(format!(
+        "got-{}-{}",
+        v.unwrap_or("head"),
+        pkg.display().to_string().len()
+    ));
+    let _ = fs::remove_dir_all(&out);
+    let mut args = vec!["get", id, "--out", out.to_str().unwrap()];
+    if let Some(v) = v {
+        args.extend(["--version", v]);
+    }
+    let (code, r) = store(g, cfg, &args);
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(files_of(&out), files_of(pkg), "{r:#}");
+}
+
+/// The bucket root downloaded and validated by ocfl-py and rocfl; rocfl's listing of the
+/// head version is `pkg`'s files with their digests.
+fn validate(b: &Bucket, tmp: &Path, id: &str, head: &str, pkg: &Path) {
+    let root = b.download(&tmp.join("mirror"));
+    assert_ocfl_valid(&root, 1);
+    let report = text(&rocfl(&root, &["validate"]));
+    assert!(report.contains("Invalid objects: 0"), "{report}");
+    assert!(report.contains("Storage issues:  0"), "{report}");
+    assert!(!report.to_lowercase().contains("warn"), "{report}");
+    assert_eq!(listed(&root, id, head.trim_start_matches('v')), files_of(pkg));
+}
+
+#[cfg(feature = "s3")]
+#[test]
+fn ocfl_bucket_roots_keep_versions_survive_damage_and_interrupted_puts() {
+    let _cluster = crate::util::garage_in_use();
+    let g = garage();
+    let tmp = tempfile::tempdir().unwrap();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let prefix = format!("ocfl-{}/", nanos.as_nanos());
+    let b = Bucket::new(&g, &prefix);
+    let cfg = config(tmp.path(), &g, &prefix);
+    let (a, changed) = same_objid_pair(tmp.path());
+    let id = objid(&a);
+
+    // v1 on both replicas; the bucket root validates.
+    let (code, r) = put_with(&g, &cfg, &a, &[]);
+    assert_eq!((code, &r["packages"][0]["version"]), (0, &serde_json::json!("v1")), "{r:#}");
+    validate(&b, tmp.path(), &id, "v1", &a);
+
+    // The AIP of the submission is its next version, storing no container again: the only
+    // content it adds is its METS and manifest (the sample is 40 kB, so its containers are
+    // not the 99 % they are in a crawl; what is added is named instead).
+    let before = b.list();
+    let o = webaip_command()
+        .args(["ingest", "--json", "--deterministic", "--store"])
+        .args([&cfg, &a])
+        .arg("-o")
+        .arg(tmp.path().join("aips"))
+        .envs(g.iter().filter(|(k, _)| k.starts_with("AWS_")))
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{v:#}");
+    let aip = PathBuf::from(v["packages"][0]["aip"].as_str().unwrap());
+    assert_eq!(v["packages"][0]["stored"]["version"], "v2", "{v:#}");
+    let added: Vec<String> = b
+        .list()
+        .into_keys()
+        .filter(|k| !before.contains_key(k))
+        .filter_map(|k| k.split_once("/v2/content/").map(|(_, rel)| rel.to_string()))
+        .collect();
+    assert_eq!(added, ["METS.xml", "manifest-sha512.txt"], "{v:#}");
+    get_equals(&g, &cfg, &objid(&aip), None, &aip);
+
+    // A changed package is v3; every version comes back byte for byte, from the bucket.
+    let (code, r) = put_with(&g, &cfg, &changed, &[]);
+    assert_eq!((code, &r["packages"][0]["version"]), (0, &serde_json::json!("v3")), "{r:#}");
+    get_equals(&g, &cfg, &id, Some("1"), &a);
+    get_equals(&g, &cfg, &id, None, &changed);
+    let c = check_deep(&g, &cfg);
+    assert_eq!(c["clean"], true, "{c:#}");
+    validate(&b, tmp.path(), &id, "v3", &changed);
+    let (_, log) = store(&g, &cfg, &["log", &id]);
+    assert_eq!(log["head"], "v3", "{log:#}");
+
+    // Damage in the bucket: a content file, the root inventory, its sidecar, a whole
+    // version's files. check finds each on the bucket only; repair rebuilds from the disk.
+    let keys = b.list();
+    let obj = keys.keys().find(|k| k.ends_with("/0=ocfl_object_1.1")).unwrap();
+    let obj = obj.trim_end_matches("/0=ocfl_object_1.1").to_string();
+    let content =
+        keys.keys().find(|k| k.contains("/v1/content/") && !k.ends_with("METS.xml")).unwrap();
+    b.put(content, b"not the container");
+    b.put(&format!("{obj}/inventory.json"), b"{}");
+    b.put(&format!("{obj}/inventory.json.sha512"), b"0  inventory.json\n");
+    for k in keys.keys().filter(|k| k.starts_with(&format!("{obj}/v2/"))) {
+        b.delete(k);
+    }
+    let c = check_deep(&g, &cfg);
+    assert_eq!(c["clean"], false);
+    assert!(findings(&c).iter().all(|(r, _)| r == "garage"), "{c:#}");
+    let (code, rep) = store(&g, &cfg, &["repair", "--deep"]);
+    assert_eq!((code, &rep["repaired"]), (0, &serde_json::json!(true)), "{rep:#}");
+    assert_eq!(b.list(), keys, "the bucket holds exactly the object again");
+    validate(&b, tmp.path(), &id, "v3", &changed);
+
+    // Damage on the disk is repaired from the bucket.
+    let disk_obj = super::ocfl::object_dir(&tmp.path().join("disk"));
+    fs::remove_file(disk_obj.join("v1/content/METS.xml")).unwrap();
+    let (code, rep) = store(&g, &cfg, &["repair"]);
+    assert_eq!((code, &rep["repaired"]), (0, &serde_json::json!(true)), "{rep:#}");
+    assert_ocfl_valid(&tmp.path().join("disk"), 1);
+
+    interrupted_puts(&g, &cfg, &b, &obj, &a, tmp.path());
+}
+
+/// A put killed before the bucket's root inventory leaves orphan `v4/` files there that no
+/// reader sees (the object is v3 everywhere); the rerun clears them and completes. One killed
+/// between the root inventory and its sidecar is reported as a stale sidecar; repair
+/// completes the bucket's copy and brings the disk forward.
+fn interrupted_puts(
+    g: &HashMap<String, String>,
+    cfg: &Path,
+    b: &Bucket,
+    obj: &str,
+    a: &Path,
+    tmp: &Path,
+) {
+    let id = objid(a);
+    let third = tmp.join("third");
+    let meta = tmp.join("third.toml");
+    fs::write(&meta, "title = \"A third version\"\n").unwrap();
+    crate::util::package(
+        crate::util::Package::new().quiet().args(&[
+            "--deterministic",
+            "--metadata",
+            meta.to_str().unwrap(),
+        ]),
+        &third,
+        &[&crate::util::repo().join("samples/heritrix-job")],
+    )
+    .succeeded();
+    let before = b.list();
+    let (code, _) = put_with(g, cfg, &third, &[("WEBAIP_FAIL_AT", "ocfl-before-commit")]);
+    assert_ne!(code, 0);
+    let orphans: Vec<String> = b.list().into_keys().filter(|k| !before.contains_key(k)).collect();
+    assert!(!orphans.is_empty() && orphans.iter().all(|k| k.starts_with(&format!("{obj}/v4/"))));
+    let (_, log) = store(g, cfg, &["log", &id]);
+    assert_eq!(log["head"], "v3", "{log:#}");
+    let c = check_deep(g, cfg);
+    let kinds = findings(&c);
+    assert!(!kinds.is_empty(), "{c:#}");
+    assert!(kinds.iter().all(|f| f == &("garage".into(), "uncommitted-version".into())), "{c:#}");
+    let (code, r) = put_with(g, cfg, &third, &[]);
+    assert_eq!((code, &r["packages"][0]["version"]), (0, &serde_json::json!("v4")), "{r:#}");
+    assert_eq!(check_deep(g, cfg)["clean"], true);
+    validate(b, tmp, &id, "v4", &third);
+
+    // Killed between the root inventory and its sidecar (v5: the first package again).
+    let (code, _) =
+        put_with(g, cfg, a, &[("WEBAIP_FAIL_AT", "ocfl-between-inventory-and-sidecar")]);
+    assert_ne!(code, 0);
+    let root = b.get(&format!("{obj}/inventory.json"));
+    assert_eq!(root, b.get(&format!("{obj}/v5/inventory.json")));
+    let c = check_deep(g, cfg);
+    assert!(findings(&c).contains(&("garage".into(), "sidecar-stale".into())), "{c:#}");
+    let (code, rep) = store(g, cfg, &["repair"]);
+    assert_eq!((code, &rep["repaired"]), (0, &serde_json::json!(true)), "{rep:#}");
+    get_equals(g, cfg, &id, None, a);
+    validate(b, tmp, &id, "v5", a);
+    assert_ocfl_valid(&tmp.join("disk"), 1);
+}

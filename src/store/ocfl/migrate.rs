@@ -25,7 +25,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -38,6 +38,7 @@ use crate::layout::{self as confined, MANIFEST};
 use crate::store::config::{ReplicaKind, StoreConfig};
 use crate::store::replica::{FsReplica, HashingFile, Replica};
 use crate::store::state::FileRecord;
+use crate::store::state::lock::{self, Held, Hold, StateLock};
 use crate::store::{
     ConfigProblem, CopyFailure, PackageFile, Store, StoreError, StoreRefusal, checked_package_dir,
 };
@@ -217,6 +218,7 @@ impl Store {
         }
         let roots = migration_roots(config, config_path)?;
         let _lock = self.migrate_lock()?;
+        crate::hooks::pause_at("migrate-locked");
         self.state().begin_migration()?;
         for root in &roots {
             declare_in_place(root)?;
@@ -260,28 +262,11 @@ impl Store {
         Ok(())
     }
 
-    /// The store's migration lock (a `flock` on a file beside the state database), taken
-    /// without waiting: two migrations of one store at once are refused.
-    fn migrate_lock(&self) -> Result<std::fs::File, StoreError> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut name = self.state_path.clone().into_os_string();
-        name.push(".migrate-lock");
-        let path = PathBuf::from(name);
-        let failed = |source| StoreError::MigrateLock { path: path.clone(), source };
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)
-            .map_err(failed)?;
-        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => Ok(file),
-            Err(rustix::io::Errno::WOULDBLOCK) => {
-                Err(StoreRefusal::MigrateRunning { lock: path.clone() }.into())
-            }
-            Err(e) => Err(failed(e.into())),
-        }
+    /// The store's migration lock, exclusive, taken without waiting: a second migrate, or a
+    /// put, remove or repair of the webaip layout (each holds it shared for its whole run),
+    /// refuses this one; once it is held, they refuse to start.
+    fn migrate_lock(&self) -> Result<Held, StoreError> {
+        lock::take(&self.state_path, StateLock::Migrate, Hold::Exclusive)
     }
 
     /// Moves one package on every replica, or refuses it with everything of it left where it

@@ -17,6 +17,11 @@
 //! `ocfl-between-inventory-and-sidecar` between a bucket root's root inventory and its
 //! sidecar (`store::ocfl::bucket`).
 //!
+//! `WEBAIP_PAUSE_AT=POINT:FILE` holds a run at a pause point: it makes FILE, then waits until
+//! FILE is gone (at most two minutes), so a test can start another process meanwhile. The
+//! points: `put-audited` (a webaip-layout `store put`, its package audited, nothing written)
+//! and `migrate-locked` (`store migrate`, its lock taken, nothing moved).
+//!
 //! Beside the named points, `WEBAIP_KILL_AT_WRITE=N` kills the process (SIGKILL) at the Nth
 //! write, sync or rename of an OCFL store run (`write_point`), and `WEBAIP_COUNT_WRITES`
 //! names a file that counts them.
@@ -80,3 +85,27 @@ pub(crate) fn write_point() {
 #[cfg(not(feature = "test-hooks"))]
 #[inline]
 pub(crate) fn write_point() {}
+
+/// The environment variable naming a pause point and its file (`POINT:FILE`).
+#[cfg(feature = "test-hooks")]
+const PAUSE_AT_ENV: &str = "WEBAIP_PAUSE_AT";
+
+/// Holds the run at `point` when `WEBAIP_PAUSE_AT` names it: its file is made, then waited
+/// for to go (at most two minutes, so a failed test never leaves a run hanging).
+#[cfg(feature = "test-hooks")]
+pub(crate) fn pause_at(point: &str) {
+    let Ok(v) = std::env::var(PAUSE_AT_ENV) else { return };
+    let Some((p, file)) = v.split_once(':') else { return };
+    if p != point || std::fs::write(file, b"paused").is_err() {
+        return;
+    }
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while std::path::Path::new(file).exists() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Without the `test-hooks` feature no run pauses.
+#[cfg(not(feature = "test-hooks"))]
+#[inline]
+pub(crate) fn pause_at(_point: &str) {}

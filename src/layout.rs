@@ -840,6 +840,16 @@ pub enum NestingError {
         /// The output as given.
         out: PathBuf,
     },
+    /// The output would land on a file SQLite or webaip keeps beside a database (its
+    /// `-wal`, `-shm`, `-journal`, a lock), present or not.
+    #[error("the output {} is beside the database {} and named as its own files are (SQLite's -wal, -shm, -journal, webaip's locks): a page there would replace one of them; write it elsewhere",
+        out.display(), db.display())]
+    OutBesideDatabase {
+        /// The output as given.
+        out: PathBuf,
+        /// The database as given.
+        db: PathBuf,
+    },
     /// The output's place cannot be resolved.
     #[error("{}: {}", path.display(), describe_io(source))]
     Io {
@@ -882,6 +892,31 @@ pub fn refuse_output_in_input(input: &Path, out: &Path) -> Result<(), NestingErr
     if real_out == real_input || (folder && real_out.starts_with(&real_input)) {
         let (input, out) = (input.to_path_buf(), out.to_path_buf());
         return Err(NestingError::OutInsideInput { out, input });
+    }
+    Ok(())
+}
+
+/// Refuses an output `out` in the folder of the database `db` whose name begins with the
+/// database's file name (`state.sqlite-wal`, `state.sqlite.migrate-lock`, the database
+/// itself), whether or not such a file exists now: SQLite makes its files while a connection
+/// is open and deletes them after, and a page renamed over one would destroy it (and the
+/// records it holds) or be destroyed by the next opener. Folders compared by real path.
+pub fn refuse_output_beside_database(db: &Path, out: &Path) -> Result<(), NestingError> {
+    let named = |p: &Path| -> Result<Option<(PathBuf, std::ffi::OsString)>, NestingError> {
+        let absolute = std::path::absolute(p)
+            .map_err(|source| NestingError::Io { path: p.to_path_buf(), source })?;
+        let (Some(parent), Some(name)) = (absolute.parent(), absolute.file_name()) else {
+            return Ok(None);
+        };
+        Ok(Some((real_path(parent)?, name.to_owned())))
+    };
+    let (Some((db_dir, db_name)), Some((out_dir, out_name))) = (named(db)?, named(out)?) else {
+        return Ok(());
+    };
+    let beside =
+        out_dir == db_dir && out_name.as_encoded_bytes().starts_with(db_name.as_encoded_bytes());
+    if beside {
+        return Err(NestingError::OutBesideDatabase { out: out.into(), db: db.into() });
     }
     Ok(())
 }

@@ -143,3 +143,5 @@ pub use crate::store::error::Overlap;
 pub use crate::store::error::PackageProblem;
 pub use crate::store::error::Rejections;
 pub use crate::store::error::StoreRefusal;
+/// The processes holding a store lock (in a refusal).
+pub use crate::store::state::lock::Holders as StoreLockHolders;

@@ -716,6 +716,9 @@ fn run_migrate(
 fn print_migrate(r: &StoreMigrateReport) {
     for m in &r.migrated {
         println!("moved {} to {}", escape_controls(&m.package), escape_controls(&m.object));
+        for a in &m.set_aside {
+            println!("  set aside: {}", escape_controls(a));
+        }
     }
     for f in &r.refused {
         println!("NOT MOVED {}: {}", escape_controls(&f.package), escape_controls(&f.reason));

@@ -99,18 +99,10 @@ pub enum StoreError {
         #[source]
         source: io::Error,
     },
-    /// The lock that keeps one check run at a time cannot be taken.
-    #[error("check lock {}: {why}", path.display(), why = crate::layout::describe_io(source))]
-    CheckLock {
-        /// The lock file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: io::Error,
-    },
-    /// `store migrate`'s lock (beside the state database) cannot be taken.
-    #[error("cannot take the migration lock {}: {why}", path.display(), why = crate::layout::describe_io(source))]
-    MigrateLock {
+    /// A lock beside the state database (the check lock, the migration lock) cannot be
+    /// taken: it cannot be made or opened, or it is a link or not a regular file.
+    #[error("cannot take the lock {}: {why}", path.display(), why = crate::layout::describe_io(source))]
+    StateLock {
         /// The lock file.
         path: PathBuf,
         /// Why.
@@ -501,23 +493,43 @@ pub enum StoreRefusal {
     },
     /// Another check of the store is running (a run's plan is the store's one plan).
     #[error(
-        "another store check (or repair) of this store is running ({}): wait for it, or stop it and use --resume",
+        "another store check (or repair) of this store is running ({}{holders}): wait for it, or stop it and use --resume",
         lock.display()
     )]
     CheckRunning {
         /// The lock it holds.
         lock: std::path::PathBuf,
+        /// Who holds it, where known.
+        holders: super::state::lock::Holders,
     },
     /// `store migrate` of a store with a bucket replica.
     #[error(
         "replica {0:?} is a bucket: `store migrate` converts file system replicas only (OCFL is not written to buckets in this version); nothing was migrated, and the store keeps working in the webaip layout as it is"
     )]
     MigrateBucket(String),
-    /// Another `store migrate` holds the store's migration lock.
-    #[error("another `store migrate` of this store is running (it holds {}); run this one when it ends", lock.display())]
+    /// A `store migrate` holds the store's migration lock: a second migrate, or a put, remove
+    /// or repair of the webaip layout, does not start.
+    #[error(
+        "`store migrate` of this store is running (it holds {}{holders}): no second migrate, and no put, remove or repair in the webaip layout, starts meanwhile; run this when it ends",
+        lock.display()
+    )]
     MigrateRunning {
         /// The lock it holds.
         lock: std::path::PathBuf,
+        /// Who holds it, where known.
+        holders: super::state::lock::Holders,
+    },
+    /// A put, remove or repair of the webaip layout holds the migration lock (shared):
+    /// `store migrate` does not start under it.
+    #[error(
+        "a put, remove or repair of this store is running (it holds {} shared{holders}): `store migrate` does not start meanwhile (a package put while the store moves would be left where no command finds it); nothing was migrated, run it when they end",
+        lock.display()
+    )]
+    WritersRunning {
+        /// The lock they hold.
+        lock: std::path::PathBuf,
+        /// Who holds it, where known.
+        holders: super::state::lock::Holders,
     },
     /// A put or remove in the webaip layout on a store `store migrate` has begun to move to OCFL.
     #[error(

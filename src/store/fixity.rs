@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::replica::Replica;
+use super::state::lock::{self, Held, Hold, StateLock};
 use super::state::{
     NewRun, ObjectOutcome, Pick, PlannedObject, RunCounts, RunRecord, SeenSummary, Universe,
 };
@@ -315,7 +316,7 @@ pub(crate) struct Session {
     pub scope: Vec<String>,
     pub pace: Pace,
     /// The store's check lock, held for the whole session.
-    pub _lock: std::fs::File,
+    pub _lock: Held,
 }
 
 /// How a new run is planned.
@@ -377,30 +378,12 @@ impl Store {
         Ok(names.map(str::to_string).collect())
     }
 
-    /// The store's check lock (a `flock` on a file beside the state database), taken without
-    /// waiting: a new run replaces an unfinished one's plan, so two at once would erase each
-    /// other's work and one could end with nothing checked and call it clean. A killed run's
-    /// lock goes with its process.
-    fn check_lock(&self) -> Result<std::fs::File, StoreError> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut name = self.state_path.clone().into_os_string();
-        name.push(".check-lock");
-        let path = std::path::PathBuf::from(name);
-        let failed = |source| StoreError::CheckLock { path: path.clone(), source };
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)
-            .map_err(failed)?;
-        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => Ok(file),
-            Err(rustix::io::Errno::WOULDBLOCK) => {
-                Err(StoreRefusal::CheckRunning { lock: path.clone() }.into())
-            }
-            Err(e) => Err(failed(e.into())),
-        }
+    /// The store's check lock (beside the state database), taken without waiting: a new run
+    /// replaces an unfinished one's plan, so two at once would erase each other's work and one
+    /// could end with nothing checked and call it clean. A killed run's lock goes with its
+    /// process.
+    fn check_lock(&self) -> Result<Held, StoreError> {
+        lock::take(&self.state_path, StateLock::Check, Hold::Exclusive)
     }
 
     /// The replicas of a run's scope, in the configuration's order.

@@ -463,9 +463,7 @@ impl Store {
         self.webaip_layout("store remove")?;
         // A moved package's dependencies are no longer in the webaip layout's records, so
         // nothing here could tell that a package still to move is required.
-        if self.state().migration_begun()? {
-            return Err(StoreRefusal::Migrating.into());
-        }
+        let _writing = self.writing_webaip(true)?;
         let files = self
             .state()
             .package_files(identifier)?
@@ -511,6 +509,20 @@ impl Store {
             replicas: reports,
             removed: complete && !dry_run,
         })
+    }
+
+    /// The migration lock, shared, for a run that writes the webaip layout (put, remove,
+    /// repair), held until dropped: `store migrate` does not start while it is held, and
+    /// none of them starts while a migrate runs. With `unmigrated`, a store whose migration
+    /// began (finished or not) is refused too, looked at under the lock, so no migrate can
+    /// begin between the look and the run.
+    pub(crate) fn writing_webaip(&self, unmigrated: bool) -> Result<state::lock::Held, StoreError> {
+        use state::lock::{Hold, StateLock};
+        let held = state::lock::take(&self.state_path, StateLock::Migrate, Hold::Shared)?;
+        if unmigrated && self.state().migration_begun()? {
+            return Err(StoreRefusal::Migrating.into());
+        }
+        Ok(held)
     }
 
     /// True when every replica is an OCFL storage root (`layout = "ocfl"`).

@@ -47,11 +47,12 @@ impl Store {
         if let Some(roots) = &self.ocfl {
             return self.ocfl_put(roots, dir, audit, progress);
         }
-        if self.state().migration_begun()? {
-            return Err(StoreRefusal::Migrating.into());
-        }
+        // Held to the end: a migrate that began meanwhile would move the store from under
+        // this put and leave its package where no command finds it.
+        let _writing = self.writing_webaip(true)?;
         let ReadPackage { identifier, files, digest, requires } = read_package(dir)?;
         refuse_damaged(dir, audit, None)?;
+        crate::hooks::pause_at("put-audited");
         let pdir = checked_package_dir(&identifier)?;
         let records: Vec<FileRecord> = files.iter().map(PackageFile::record).collect();
         if let Some(known) = self.state().package_files(&identifier)?

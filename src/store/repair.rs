@@ -38,6 +38,9 @@ impl Store {
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<RepairReport, StoreError> {
         self.webaip_layout("this repair (OCFL replicas: Store::repair_objects)")?;
+        // Packages not moved yet are repaired during a migration, never while one runs: a
+        // copy made back after migrate removed the old files would be left in no package.
+        let _writing = self.writing_webaip(false)?;
         // Copies an earlier deep check found corrupt stay suspects until proven otherwise.
         let suspects: BTreeSet<CopyOf> = self
             .recorded_bad_copies()?

@@ -14,6 +14,7 @@ const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 use super::StoreError;
 
+pub(crate) mod lock;
 mod migration;
 mod runs;
 pub use runs::SeenSummary;

@@ -367,7 +367,11 @@ fn the_page_never_replaces_what_the_collection_reads_and_a_journal_is_only_read(
         let o = webaip(&["report", "-o", out.to_str().unwrap(), input[0], input[1]]);
         assert_eq!(o.status.code(), Some(2), "-o {}: {o:?}", out.display());
         let said = String::from_utf8_lossy(&o.stderr);
-        assert!(said.contains("inside the input"), "{said}");
+        // The WAL, absent while no connection is open, is refused by its name.
+        assert!(
+            said.contains("inside the input") || said.contains("beside the database"),
+            "{said}"
+        );
         assert_eq!(std::fs::read(&out).ok(), before, "{} changed", out.display());
     }
     // A journal of the first schema (no stored, wacz, eark columns) is read as it is.
@@ -517,6 +521,42 @@ fn a_batch_report_page_over_the_store_it_puts_to_is_refused_before_the_run() {
         assert_eq!(entries(&disk), disk_before, "the replica as it was");
         assert_eq!(std::fs::read(&c.state).unwrap(), state_before, "the state database too");
     }
+}
+
+/// A page named as the state database's own files (SQLite's `-wal`, `-shm`, `-journal`,
+/// webaip's locks) is refused by `report --store` and `batch run --store --report`, whether or
+/// not that file exists now (SQLite makes and deletes them as connections come and go), also
+/// when named through a link to the folder: a page renamed over one would be lost, or destroy
+/// the records it holds.
+#[test]
+fn a_page_named_as_the_state_databases_files_is_refused_whether_they_exist_or_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = collection(dir.path());
+    let config = c.config.to_str().unwrap();
+    let alias = dir.path().join("alias");
+    std::os::unix::fs::symlink(dir.path(), &alias).unwrap();
+    let state_name = c.state.file_name().unwrap().to_string_lossy().into_owned();
+    for suffix in ["-wal", "-shm", "-journal", ".migrate-lock", ".check-lock"] {
+        for folder in [dir.path(), alias.as_path()] {
+            let page = folder.join(format!("{state_name}{suffix}"));
+            let before = std::fs::read(&page).ok();
+            if suffix.starts_with('-') {
+                assert!(before.is_none(), "{}: no connection is open", page.display());
+            }
+            let o = webaip(&["report", "-o", page.to_str().unwrap(), "--store", config]);
+            let said = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "-o {}: {said}", page.display());
+            assert!(said.contains("beside the database"), "{said}");
+            assert_eq!(std::fs::read(&page).ok(), before, "{} changed", page.display());
+            let err = refused_before_the_run(dir.path(), &c, &page, &["--store", config]);
+            assert!(err.contains("beside the database"), "{err}");
+            assert_eq!(std::fs::read(&page).ok(), before, "{} changed", page.display());
+        }
+    }
+    // Another name in that folder is a page like any other.
+    let page = dir.path().join("state-report.html");
+    let o = webaip(&["report", "-o", page.to_str().unwrap(), "--store", config]);
+    assert!(page.is_file(), "{o:?}");
 }
 
 /// `batch run --report PAGE EXTRA...` of the mirror sample into the collection's batch folder

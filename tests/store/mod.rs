@@ -622,7 +622,7 @@ fn put_refuses_manifest_lines_that_leave_the_package_or_name_unlisted_files() {
         if traced {
             let mut allowed = vec![pkg.clone(), d1.clone(), d2.clone()];
             allowed.extend(
-                ["", "-wal", "-shm", "-journal"]
+                ["", "-wal", "-shm", "-journal", ".migrate-lock"]
                     .map(|s| PathBuf::from(format!("{}{s}", state.display()))),
             );
             assert_written_only_below(&log, t, &allowed);

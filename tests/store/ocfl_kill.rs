@@ -260,3 +260,75 @@ fn ocfl_a_repair_killed_at_any_write_leaves_old_or_new_and_runs_again() {
     let roots = s.kill_everywhere(&tmp.path().join("repair"), 69);
     assert_all_ocfl_valid(&roots);
 }
+
+/// Whether `root` holds something but not its declaration: a storage root half made.
+fn half_made(root: &Path) -> bool {
+    root.is_dir()
+        && fs::read_dir(root).unwrap().next().is_some()
+        && !root.join("0=ocfl_1.1").exists()
+}
+
+/// A first put to an empty store killed at each write point until both roots are made: where
+/// a kill left a root half made (webaip's own root files, no declaration), the put run again
+/// finishes the root and completes, and ocfl-py finds every replica valid. Two first puts at
+/// once to a new store both complete (one makes each root, the other waits for it).
+#[test]
+fn ocfl_a_first_put_killed_while_making_the_roots_runs_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, _) = same_objid_pair(tmp.path());
+    let b = tmp.path().join("other");
+    package(
+        Package::new().quiet().args(&["--deterministic"]),
+        &b,
+        &[&repo().join("samples/nedlib")],
+    )
+    .succeeded();
+    let names = ["disk-a", "disk-b"];
+    let a_arg = a.display().to_string();
+    let mut roots = Vec::new();
+    let mut half = 0;
+    for n in 1.. {
+        let dir = tmp.path().join(format!("kill-{n}"));
+        fs::create_dir_all(&dir).unwrap();
+        let cfg = ocfl_config_of(&dir, "store.toml", "state.sqlite", &names);
+        let o = webaip_command()
+            .args(store_args(&cfg, &["put", a_arg.as_str()]))
+            .env("WEBAIP_KILL_AT_WRITE", n.to_string())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.signal(), Some(SIGKILL), "point {n}: {o:?}");
+        let made = names.iter().all(|r| dir.join(r).join("0=ocfl_1.1").exists());
+        if !names.iter().any(|r| half_made(&dir.join(r))) {
+            if made {
+                break;
+            }
+            continue;
+        }
+        half += 1;
+        let o = webaip_command().args(store_args(&cfg, &["put", a_arg.as_str()])).output().unwrap();
+        assert!(o.status.success(), "the put after a kill at point {n}: {o:?}");
+        roots.extend(names.iter().map(|r| dir.join(r)));
+    }
+    assert!(half >= 4, "{half} kills left a root half made");
+    // Two first puts racing to make the roots.
+    for round in 0..3 {
+        let dir = tmp.path().join(format!("race-{round}"));
+        fs::create_dir_all(&dir).unwrap();
+        let cfg = ocfl_config_of(&dir, "store.toml", "state.sqlite", &names);
+        let spawn = |p: &Path| {
+            webaip_command()
+                .args(store_args(&cfg, &["put", p.to_str().unwrap()]))
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (first, second) = (spawn(&a), spawn(&b));
+        for child in [first, second] {
+            let o = child.wait_with_output().unwrap();
+            assert!(o.status.success(), "round {round}: {o:?}");
+        }
+        roots.extend(names.iter().map(|r| dir.join(r)));
+    }
+    assert_all_ocfl_valid(&roots);
+}

@@ -456,3 +456,159 @@ fn a_store_with_a_bucket_replica_is_refused_and_left_as_it_is() {
     assert_eq!(fs::read_to_string(&cfg).unwrap(), text);
     assert!(!tmp.path().join("disk").join("0=ocfl_1.1").exists());
 }
+
+/// A `webaip store --config CFG --json ARGS` process held at pause point `point` (the test
+/// hook makes `flag`, then waits for it to go): returned once it is there.
+fn paused(cfg: &Path, args: &[&str], point: &str, flag: &Path) -> std::process::Child {
+    let mut child = crate::util::webaip_command()
+        .args(["store", "--config", cfg.to_str().unwrap(), "--json"])
+        .args(args)
+        .env("WEBAIP_PAUSE_AT", format!("{point}:{}", flag.display()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    while !flag.exists() {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("{args:?} ended ({status}) before its pause point {point}");
+        }
+        assert!(std::time::Instant::now() < until, "{args:?} never reached {point}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child
+}
+
+/// Let a paused process go on; its exit status and JSON report.
+fn resumed(child: std::process::Child, flag: &Path) -> (Option<i32>, serde_json::Value) {
+    fs::remove_file(flag).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let v = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|_| serde_json::json!({ "stderr": String::from_utf8_lossy(&o.stderr) }));
+    (o.status.code(), v)
+}
+
+/// `webaip store --config CFG ARGS`: exit status and standard error.
+fn refused(cfg: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let o = crate::util::webaip_command()
+        .args(["store", "--config", cfg.to_str().unwrap()])
+        .args(args)
+        .output()
+        .unwrap();
+    (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// A webaip-layout put and a migrate of one store never run at once: a migrate started while
+/// a put is under way (audited, nothing written yet) is refused, naming the put's process,
+/// and leaves the store as it was; the put then completes and migrate moves its package too,
+/// which `store get` gives back. A put or remove started while a migrate runs is refused.
+#[test]
+fn a_put_and_a_migrate_of_one_store_never_run_at_once_and_the_put_is_found_after() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkgs = samples(tmp.path(), &["heritrix-job", "nedlib"]);
+    let cfg = webaip_config(tmp.path());
+    put_all(&cfg, &pkgs[..1]);
+    let config_before = fs::read(&cfg).unwrap();
+    let flag = tmp.path().join("paused");
+    let put = paused(&cfg, &["put", pkgs[1].to_str().unwrap()], "put-audited", &flag);
+    let (code, err) = refused(&cfg, &["migrate"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("a put, remove or repair of this store is running"), "{err}");
+    assert!(err.contains(&format!("held by process {}", put.id())), "{err}");
+    assert_eq!(fs::read(&cfg).unwrap(), config_before);
+    for d in ["disk-a", "disk-b"] {
+        assert!(!tmp.path().join(d).join("0=ocfl_1.1").exists(), "{d}: nothing declared");
+    }
+    let (code, r) = resumed(put, &flag);
+    assert_eq!(code, Some(0), "{r:#}");
+    assert_eq!(r["packages"][0]["accepted"], true, "{r:#}");
+
+    // The other way round: a put or a remove while migrate runs is refused before anything.
+    let mig = paused(&cfg, &["migrate"], "migrate-locked", &flag);
+    for args in [
+        &["put", pkgs[1].to_str().unwrap()][..],
+        &["remove", "--yes", &objid(&pkgs[1])][..],
+        &["repair"][..],
+    ] {
+        let (code, err) = refused(&cfg, args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains("`store migrate` of this store is running"), "{args:?}: {err}");
+        assert!(err.contains(&format!("held by process {}", mig.id())), "{err}");
+    }
+    let (code, r) = resumed(mig, &flag);
+    assert_eq!(code, Some(0), "{r:#}");
+    assert_eq!((r["objects_migrated"].as_u64(), r["switched"].as_bool()), (Some(2), Some(true)));
+    for d in ["disk-a", "disk-b"] {
+        assert_ocfl_valid(&tmp.path().join(d), 2);
+    }
+    assert_gets_back(&cfg, tmp.path(), &pkgs, "after");
+}
+
+/// After a migrate killed once one replica committed a package's object (its content the old
+/// files' own inodes), a byte flipped in a shared inode damages both; `store repair` mends the
+/// old path with a new inode only. The next migrate finds the committed object failing its
+/// deep check, moves it aside into the work directory (kept, with its damaged bytes) and
+/// makes it again from the old files, which hash to their records; the migration completes.
+#[test]
+fn a_damaged_object_a_killed_migrate_committed_is_set_aside_and_made_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkgs = samples(tmp.path(), &["heritrix-job", "nedlib"]);
+    let cfg = webaip_config(tmp.path());
+    put_all(&cfg, &pkgs);
+    let o = crate::util::webaip_command()
+        .args(["store", "--config", cfg.to_str().unwrap(), "--json", "migrate"])
+        .env("WEBAIP_FAIL_AT", "migrate-after-commit")
+        .output()
+        .unwrap();
+    assert!(o.status.code().is_none(), "the hook aborts: {o:?}");
+    let (disk, pkg, obj) = ["disk-a", "disk-b"]
+        .iter()
+        .flat_map(|d| pkgs.iter().map(move |p| (*d, p)))
+        .find_map(|(d, p)| object_of(&tmp.path().join(d), &objid(p)).map(|o| (d, p, o)))
+        .expect("one object committed");
+    let id = objid(pkg);
+    let old = tmp.path().join(disk).join(stored_dir(&id)).join("METS.xml");
+    let linked = obj.join("v1/content/METS.xml");
+    let ino = |p: &Path| fs::metadata(p).unwrap().ino();
+    assert_eq!(ino(&old), ino(&linked), "one inode");
+    let mut bytes = fs::read(&old).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x55;
+    std::os::unix::fs::FileExt::write_at(
+        &fs::OpenOptions::new().write(true).open(&old).unwrap(),
+        &bytes[at..=at],
+        at as u64,
+    )
+    .unwrap();
+    let (code, rp) = store(&no_env(), &cfg, &["repair", "--deep"]);
+    assert_eq!(code, 0, "{rp:#}");
+    assert_ne!(ino(&old), ino(&linked), "repair gave the old path a new inode");
+    assert_eq!(fs::read(&linked).unwrap(), bytes, "the object keeps the damaged one");
+
+    let (code, r) = migrate(&cfg);
+    assert_eq!((code, &r["switched"]), (0, &serde_json::json!(true)), "{r:#}");
+    let moved = r["migrated"].as_array().unwrap().iter().find(|m| m["package"] == id.as_str());
+    let aside = moved.and_then(|m| m["set_aside"][0].as_str()).unwrap_or_else(|| panic!("{r:#}"));
+    assert!(aside.contains(disk) && aside.contains("made again"), "{aside}");
+    // Kept in the work directory, damaged bytes and all.
+    let kept: Vec<PathBuf> = walkdir::WalkDir::new(tmp.path().join(format!("{disk}.webaip-work")))
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().ends_with("v1/content/METS.xml"))
+        .map(|e| e.path().to_path_buf())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(
+        aside.contains(
+            &kept[0].parent().unwrap().parent().unwrap().parent().unwrap().display().to_string()
+        ),
+        "{aside}"
+    );
+    assert_eq!(fs::read(&kept[0]).unwrap(), bytes);
+    for d in ["disk-a", "disk-b"] {
+        assert_ocfl_valid(&tmp.path().join(d), 2);
+    }
+    assert_gets_back(&cfg, tmp.path(), &pkgs, "after");
+    let (code, c) = store(&no_env(), &cfg, &["check", "--deep"]);
+    assert_eq!((code, &c["clean"]), (0, &serde_json::json!(true)), "{c:#}");
+}

@@ -159,6 +159,9 @@ pub fn refuse_collection_output(
         if let CollectionInput::Journal { packages, .. } = input {
             refuse_output_in_a_package(packages, out)?;
         }
+        if let Some(db) = database_of(input) {
+            crate::layout::refuse_output_beside_database(&db, out)?;
+        }
     }
     super::refuse_non_regular(out)
 }
@@ -195,6 +198,18 @@ fn files_written_to_refuse(input: &CollectionInput) -> Vec<PathBuf> {
                 }
             }
             paths
+        }
+    }
+}
+
+/// The SQLite database a journal or store input keeps its records in (a store whose
+/// configuration cannot be read here is refused later, by the report itself).
+fn database_of(input: &CollectionInput) -> Option<PathBuf> {
+    match input {
+        CollectionInput::Package(_) => None,
+        CollectionInput::Journal { path, .. } => Some(path.clone()),
+        CollectionInput::Store(config) => {
+            crate::store::config::StoreConfig::load(config).ok().map(|c| c.state)
         }
     }
 }

@@ -15,6 +15,7 @@
 //! that changes the object, so two never build on the same head at once. A check takes no
 //! lock and writes nothing.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -57,38 +58,86 @@ impl FsRoot {
         }
     }
 
-    /// Makes the storage root (its declaration last) when it is absent or an empty directory;
-    /// a directory with other things in it and no declaration is refused.
+    /// Makes the storage root (its declaration last) when it is absent or an empty directory,
+    /// or finishes one a killed run left half made (holding only root files webaip writes,
+    /// each with its bytes or the start of them); a directory with anything else in it and
+    /// no declaration is refused. One maker at a time: two first puts never see each
+    /// other's half-made root.
     pub(crate) fn ensure_root(&self) -> Result<(), StoreError> {
         // The stage directories of killed runs go first (a live run's stays locked).
         if self.work.is_dir() {
             temporaries::remove_dead(&self.work, STAGE);
         }
-        match confined::metadata_in(&self.root, ROOT_DECLARATION.0) {
-            Ok(_) => return Ok(()),
-            Err(e) if e.is_not_found() => {}
-            Err(e) => return Err(self.err(ROOT_DECLARATION.0, e)),
+        if self.declared()? {
+            return Ok(());
         }
         std::fs::create_dir_all(&self.root).map_err(|e| self.err("", e))?;
-        let mut entries = std::fs::read_dir(&self.root).map_err(|e| self.err("", e))?;
-        if entries.next().is_some() {
+        // The root's own lock: no object has the empty id.
+        let _making = self.lock("")?;
+        if self.declared()? {
+            return Ok(());
+        }
+        let files = root_files();
+        let Some(there) = self.half_made(&files)? else {
             return Err(StoreError::NotOcflRoot {
                 replica: self.name.clone(),
                 root: self.root.clone(),
             });
-        }
-        for (name, bytes) in root_files() {
+        };
+        for (name, bytes) in &files {
             crate::hooks::write_point();
-            match confined::create_in(&self.root, &name) {
-                Ok(f) => write_synced(f, &bytes).map_err(|e| self.err(&name, e))?,
-                // Another put made the root meanwhile: its files are these.
-                Err(ConfineError::Io { source, .. })
-                    if source.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(self.err(&name, e)),
-            }
+            let written = match there.get(name) {
+                None => confined::create_in(&self.root, name).map_err(|e| self.err(name, e))?,
+                Some(&n) if n == bytes.len() => continue,
+                // The start of our own bytes: a write cut short, finished here.
+                Some(_) => open_append(&self.root.join(name)).map_err(|e| self.err(name, e))?,
+            };
+            let from = there.get(name).copied().unwrap_or(0);
+            write_synced(written, &bytes[from..]).map_err(|e| self.err(name, e))?;
         }
         crate::hooks::write_point();
         sync_dir(&self.root).map_err(|e| self.err("", e))
+    }
+
+    /// Whether the root holds its declaration.
+    fn declared(&self) -> Result<bool, StoreError> {
+        match confined::metadata_in(&self.root, ROOT_DECLARATION.0) {
+            Ok(_) => Ok(true),
+            Err(e) if e.is_not_found() => Ok(false),
+            Err(e) => Err(self.err(ROOT_DECLARATION.0, e)),
+        }
+    }
+
+    /// The root files `files` present in the root, each with its length, when the root holds
+    /// nothing else (the folders leading to them aside) and each holds the start of its
+    /// bytes (all of them, or fewer where a write was cut short); `None` when it holds
+    /// anything else.
+    fn half_made(
+        &self,
+        files: &[(String, Vec<u8>)],
+    ) -> Result<Option<BTreeMap<String, usize>>, StoreError> {
+        let mut there = BTreeMap::new();
+        let walk = walkdir::WalkDir::new(&self.root).min_depth(1).max_depth(3).follow_links(false);
+        for entry in walk {
+            let entry = entry.map_err(|e| self.err("", io::Error::from(e)))?;
+            let rel = entry.path().strip_prefix(&self.root).unwrap_or(entry.path());
+            let rel = rel.to_string_lossy().into_owned();
+            let kind = entry.file_type();
+            if kind.is_dir() && files.iter().any(|(n, _)| n.starts_with(&format!("{rel}/"))) {
+                continue;
+            }
+            let Some((_, bytes)) = files.iter().find(|(n, _)| *n == rel).filter(|_| kind.is_file())
+            else {
+                return Ok(None);
+            };
+            let held = match confined::read_bounded(entry.path(), bytes.len() as u64) {
+                Ok(held) if bytes.starts_with(&held) => held,
+                Ok(_) | Err(ConfineError::TooLarge { .. }) => return Ok(None),
+                Err(e) => return Err(self.err(&rel, e)),
+            };
+            there.insert(rel, held.len());
+        }
+        Ok(Some(there))
     }
 
     /// The object's lock, held until the returned file is dropped (blocking until free).
@@ -316,6 +365,12 @@ impl Stage {
         }
         Ok(())
     }
+}
+
+/// Opens a root file a killed write left short, to write the rest of it (never through a
+/// link).
+fn open_append(path: &Path) -> io::Result<File> {
+    std::fs::OpenOptions::new().append(true).custom_flags_nofollow().open(path)
 }
 
 fn write_synced(mut f: File, bytes: &[u8]) -> io::Result<()> {

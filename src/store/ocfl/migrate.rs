@@ -16,16 +16,19 @@
 //! object is recorded before it is committed anywhere; a rerun takes a committed object it
 //! recorded as done (checked deeply, since this run did not hash it), builds the missing
 //! replicas' objects with the same inventory, and removes what a killed run left of the old
-//! files. A half-made object only ever exists in a stage, which the next run removes.
+//! files. A half-made object only ever exists in a stage, which the next run removes. A
+//! committed object that fails its deep check is moved aside into the work directory (never
+//! deleted) and made again from the old files, once they hash to their records.
 //!
 //! Meanwhile the configuration keeps `layout = "webaip"`: `store get` reads a package from its
 //! old files or, once moved, from its object; `check` and `repair` cover the packages not
-//! moved yet; a put is refused. Once no package is left, the configuration is switched to
+//! moved yet; a put is refused. A migrate holds the migration lock exclusive, and a put,
+//! remove or repair of the webaip layout holds it shared: neither starts while the other runs. Once no package is left, the configuration is switched to
 //! `layout = "ocfl"` (rewritten whole, then renamed over the old file).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -39,6 +42,7 @@ use crate::layout::{self as confined, MANIFEST};
 use crate::store::config::{ReplicaKind, StoreConfig};
 use crate::store::replica::{FsReplica, HashingFile, Replica};
 use crate::store::state::FileRecord;
+use crate::store::state::lock::{self, Held, Hold, StateLock};
 use crate::store::{
     ConfigProblem, CopyFailure, PackageFile, Store, StoreError, StoreRefusal, checked_package_dir,
 };
@@ -84,6 +88,11 @@ pub struct MigratedPackage {
     pub bytes_linked: u64,
     /// Bytes copied on every replica.
     pub bytes_copied: u64,
+    /// Objects a killed run committed that failed their deep check, moved out of the root
+    /// into the replica's work directory (the object then made again from the old files,
+    /// which hashed to their records): what was wrong, and where each is kept.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub set_aside: Vec<String>,
 }
 
 /// A package `store migrate` did not move.
@@ -191,11 +200,12 @@ struct Moving<'a> {
     obj: String,
 }
 
-/// Bytes linked and copied.
+/// Bytes linked and copied, and damaged objects moved aside.
 #[derive(Default)]
 struct Tally {
     linked: u64,
     copied: u64,
+    set_aside: Vec<String>,
 }
 
 fn replica_err(replica: &str, key: &str, e: impl Into<CopyFailure>) -> StoreError {
@@ -222,6 +232,7 @@ impl Store {
         }
         let roots = migration_roots(config, config_path)?;
         let _lock = self.migrate_lock()?;
+        crate::hooks::pause_at("migrate-locked");
         self.state().begin_migration()?;
         for root in &roots {
             declare_in_place(root)?;
@@ -274,28 +285,11 @@ impl Store {
         Ok(())
     }
 
-    /// The store's migration lock (a `flock` on a file beside the state database), taken
-    /// without waiting: two migrations of one store at once are refused.
-    fn migrate_lock(&self) -> Result<std::fs::File, StoreError> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut name = self.state_path.clone().into_os_string();
-        name.push(".migrate-lock");
-        let path = PathBuf::from(name);
-        let failed = |source| StoreError::MigrateLock { path: path.clone(), source };
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)
-            .map_err(failed)?;
-        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => Ok(file),
-            Err(rustix::io::Errno::WOULDBLOCK) => {
-                Err(StoreRefusal::MigrateRunning { lock: path.clone() }.into())
-            }
-            Err(e) => Err(failed(e.into())),
-        }
+    /// The store's migration lock, exclusive, taken without waiting: a second migrate, or a
+    /// put, remove or repair of the webaip layout (each holds it shared for its whole run),
+    /// refuses this one; once it is held, they refuse to start.
+    fn migrate_lock(&self) -> Result<Held, StoreError> {
+        lock::take(&self.state_path, StateLock::Migrate, Hold::Exclusive)
     }
 
     /// Moves one package on every replica, or refuses it with everything of it left where it
@@ -327,33 +321,61 @@ impl Store {
         };
         let sha = sha512_of(&inv.to_bytes());
         let mut tally = Tally::default();
-        let mut stages = Vec::new();
-        for (i, root) in roots.iter().enumerate() {
-            if held[i].is_some() {
-                stages.push(None);
-                continue;
-            }
-            self.nothing_unrecorded(i, &m)?;
-            stages.push(Some(stage_package(root, &m, &inv, &mut tally, progress)?));
-        }
+        let stages = self.stage_all(roots, &m, &held, &inv, &mut tally, progress)?;
         let records: Vec<PackageFile> = files.iter().map(PackageFile::from).collect();
         let new = NewVersion { obj: &m.obj, inv: &inv, versions, files: &records };
         self.commit_all(roots, &new, stages, &sha)?;
-        for (i, root) in roots.iter().enumerate() {
-            checked_clean(root, &m.obj, held[i].is_some())?;
+        // Every object hashed by this run, or just now deep-checked under its lock.
+        for root in roots {
+            checked_clean(root, &m.obj, false)?;
         }
         for (r, root) in self.replicas.iter().zip(roots) {
             remove_old(r.as_ref(), root, &m)?;
         }
         self.state().forget_package(id)?;
-        let (bytes_linked, bytes_copied) = (tally.linked, tally.copied);
         Ok(MigratedPackage {
             package: id.into(),
             object: m.obj,
             files: files.len() as u64,
-            bytes_linked,
-            bytes_copied,
+            bytes_linked: tally.linked,
+            bytes_copied: tally.copied,
+            set_aside: tally.set_aside,
         })
+    }
+
+    /// Each replica's stage of the package (`None` where a committed object is kept): an
+    /// object a killed run committed is checked deeply (no run of this one hashed it) before
+    /// anything is built on it, and one that fails is made again from the old files once
+    /// they hash to their records, the damaged one moved aside (never deleted).
+    fn stage_all(
+        &self,
+        roots: &[FsRoot],
+        m: &Moving,
+        held: &[Option<Head>],
+        inv: &Inventory,
+        tally: &mut Tally,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<Vec<Option<Stage>>, MigrateFault> {
+        let mut stages = Vec::new();
+        for (i, root) in roots.iter().enumerate() {
+            let damaged = match held[i] {
+                Some(_) => match checked_clean(root, &m.obj, true) {
+                    Ok(()) => {
+                        stages.push(None);
+                        continue;
+                    }
+                    Err(fault) => Some(fault),
+                },
+                None => None,
+            };
+            self.nothing_unrecorded(i, m)?;
+            stages.push(Some(stage_package(root, m, inv, tally, progress)?));
+            if let Some(fault) = damaged {
+                // The old files hashed to their records just now (staged, above).
+                tally.set_aside.push(move_aside(root, &m.obj, &fault)?);
+            }
+        }
+        Ok(stages)
     }
 
     /// Each replica's object of the package: `None` where there is none yet, the head where
@@ -634,6 +656,35 @@ fn checked_clean(root: &FsRoot, obj: &str, deep: bool) -> Result<(), MigrateFaul
             Err(MigrateFault::NotClean { replica: root.name.clone(), key: f.key, detail: f.detail })
         }
     }
+}
+
+/// Moves object `obj` (committed by a killed run, failing its deep check as `fault` says)
+/// out of the root into a new folder of the work directory (same file system: one rename),
+/// so the object can be committed again; says what was wrong and where it is kept.
+fn move_aside(root: &FsRoot, obj: &str, fault: &MigrateFault) -> Result<String, StoreError> {
+    let err = |key: &str, e: io::Error| replica_err(&root.name, key, e);
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.fZ");
+    std::fs::create_dir_all(&root.work).map_err(|e| err("", e))?;
+    let name = format!("set-aside/{stamp}-{}", std::process::id());
+    let dir =
+        confined::create_dirs_in(&root.work, &name).map_err(|e| replica_err(&root.name, "", e))?;
+    let leaf = obj.rsplit('/').next().unwrap_or(obj);
+    let to = dir.join(leaf);
+    // Opened first to refuse a link on the way to the object.
+    confined::open_dir_in(&root.root, obj).map_err(|e| replica_err(&root.name, obj, e))?;
+    std::fs::rename(root.root.join(obj), &to).map_err(|e| err(obj, e))?;
+    for d in [Some(dir.as_path()), root.root.join(obj).parent()].into_iter().flatten() {
+        std::fs::File::open(d).and_then(|f| f.sync_all()).map_err(|e| err(obj, e))?;
+    }
+    let what = match fault {
+        MigrateFault::NotClean { key, detail, .. } => format!("{key}: {detail}"),
+        other => other.to_string(),
+    };
+    Ok(format!(
+        "replica {}: the object a killed run committed failed its deep check ({what}): moved to {} and made again from the old files, which hash to their records",
+        root.name,
+        to.display()
+    ))
 }
 
 /// Deletes the package's old files (the manifest first, as `store remove` does, so a replica

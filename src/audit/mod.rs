@@ -597,8 +597,8 @@ pub(crate) fn judge_mets_alone(
         conclude(&judged.validation, &name, found, &[], judged.eark.as_ref());
     let validation = judged.validation.findings.iter();
     let invalid = validation.filter(|f| f.severity == Severity::Error && !f.is_inconsistency());
-    let errors = invalid.count()
-        + judged.findings.iter().filter(|f| f.severity == Severity::Error).count();
+    let errors =
+        invalid.count() + judged.findings.iter().filter(|f| f.severity == Severity::Error).count();
     Ok(MetsJudgement { verdict, errors, inconsistencies: inconsistencies.len() })
 }
 

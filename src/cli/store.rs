@@ -5,13 +5,14 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 
 use webaip::{
-    AuditOptions, EarkType, PutOptions, ObjectLog, ObjectOnReplica, OcflCheckReport, OcflProvenance,
-    OcflRepairReport, PutReport, Store, StoreCheckOptions, StoreCheckReport, StoreCheckRun,
-    StoreCheckSchedule, StoreCheckSelection, StoreCheckVerdict, StoreConfig, StoreCopyOutcome,
-    StoreCopyStatus, StoreError, StoreGet, StoreGetReport, StoreMigrateReport, StoreRemoveReport,
-    StoreRepairReport, StoreSampleOdds, StoreSampleSize, bytes_to_put, escape_controls, parse_size,
-    store_check, store_check_objects, store_get, store_list, store_log, store_migrate, store_put,
-    store_rebuild_state, store_remove, store_repair, store_repair_objects,
+    AuditOptions, EarkType, ObjectLog, ObjectOnReplica, OcflCheckReport, OcflProvenance,
+    OcflRepairReport, PutOptions, PutReport, Store, StoreCheckOptions, StoreCheckReport,
+    StoreCheckRun, StoreCheckSchedule, StoreCheckSelection, StoreCheckVerdict, StoreConfig,
+    StoreCopyOutcome, StoreCopyStatus, StoreError, StoreGet, StoreGetReport, StoreMigrateReport,
+    StoreRemoveReport, StoreRepairReport, StoreSampleOdds, StoreSampleSize, bytes_to_put,
+    escape_controls, parse_size, store_check, store_check_objects, store_get, store_list,
+    store_log, store_migrate, store_put, store_rebuild_state, store_remove, store_repair,
+    store_repair_objects,
 };
 
 use super::{EXIT_ERROR, EXIT_FINDINGS, Kinded};

@@ -22,13 +22,13 @@ pub(crate) mod fixity;
 mod get;
 pub(crate) mod ocfl;
 mod put;
-mod verify;
 pub(crate) mod rebuild;
 mod repair;
 pub(crate) mod replica;
 #[cfg(feature = "s3")]
 pub(crate) mod s3;
 pub(crate) mod state;
+mod verify;
 
 use std::collections::BTreeSet;
 use std::io;
@@ -59,8 +59,8 @@ pub use ocfl::{
 };
 use replica::{FsReplica, HashingFile, Replica, Source};
 pub use state::SeenSummary;
-pub use verify::{PutOptions, PutVerification};
 use state::{FileRecord, StateDb};
+pub use verify::{PutOptions, PutVerification};
 
 /// The store: its replicas and state.
 pub struct Store {
@@ -737,7 +737,8 @@ fn mets_names(file: std::fs::File) -> Result<BTreeSet<String>, MetsProblem> {
 /// The package-relative names of the local files the METS of the package in `dir` lists
 /// (files it names by URL aside): each must have a manifest line.
 fn listed_local_names(dir: &Path) -> Result<BTreeSet<String>, StoreError> {
-    let refuse = |problem| -> StoreError { StoreRefusal::Package { dir: dir.into(), problem }.into() };
+    let refuse =
+        |problem| -> StoreError { StoreRefusal::Package { dir: dir.into(), problem }.into() };
     let file = crate::layout::open_in(dir, METS).map_err(|e| refuse(e.into()))?;
     let listing = read_listing(MetsReader::strict(io::BufReader::new(file)), Nested::Skip)
         .map_err(|e| refuse(PackageProblem::Mets { path: dir.join(METS), problem: e.into() }))?;

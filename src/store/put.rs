@@ -7,8 +7,8 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::replica::{Replica, Source};
-use super::verify::{self, PutOptions, PutVerification};
 use super::state::{CopyRow, FileRecord, Seen, Upload};
+use super::verify::{self, PutOptions, PutVerification};
 use super::{
     ClaimConflict, CopyOutcome, CopyStatus, PackageFile, PutReport, ReadPackage, Store, StoreError,
     StoreRefusal, checked_package_dir, hash_copy, read_package, verify_copy,

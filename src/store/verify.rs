@@ -114,7 +114,8 @@ pub(super) fn verify_fixity(
     let mut order: Vec<&PackageFile> = files.iter().filter(|f| f.rel != MANIFEST).collect();
     // The largest first, so that no core is left with a large file at the end.
     order.sort_by(|a, b| b.size.cmp(&a.size));
-    let refuse = |problem| -> StoreError { StoreRefusal::Package { dir: dir.into(), problem }.into() };
+    let refuse =
+        |problem| -> StoreError { StoreRefusal::Package { dir: dir.into(), problem }.into() };
     let found: Vec<Result<(), PackageProblem>> =
         order.par_iter().map(|f| check_one(dir, f, tee)).collect();
     found.into_iter().collect::<Result<(), _>>().map_err(refuse)
@@ -122,12 +123,13 @@ pub(super) fn verify_fixity(
 
 /// One file's SHA-512 against its manifest line, in one read that also feeds `tee`.
 fn check_one(dir: &Path, f: &PackageFile, tee: Option<&dyn Tee>) -> Result<(), PackageProblem> {
-    let read_error =
-        |source: io::Error| PackageProblem::Read { path: dir.join(&f.rel), source };
+    let read_error = |source: io::Error| PackageProblem::Read { path: dir.join(&f.rel), source };
     let mut file = crate::layout::open_in(dir, &f.rel)?;
     let mut out = tee.and_then(|t| t.open(&f.rel));
     let mut hasher = Sha512::new();
-    let mut buf = vec![0u8; READ_BUF];
+    // No larger than the file: a zeroed buffer of READ_BUF for each of many small files
+    // costs more than hashing them.
+    let mut buf = vec![0u8; (f.size as usize).saturating_add(1).clamp(64 << 10, READ_BUF)];
     loop {
         let n = match file.read(&mut buf) {
             Ok(0) => break,

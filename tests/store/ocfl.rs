@@ -373,7 +373,10 @@ fn ocfl_a_put_failed_between_two_replicas_commits_completes_when_run_again() {
     let inventories = |v: &str| {
         names.map(|d| {
             let obj = object_dir(&root(d));
-            (fs::read(obj.join("inventory.json")).unwrap(), fs::read(obj.join(v).join("inventory.json")).unwrap())
+            (
+                fs::read(obj.join("inventory.json")).unwrap(),
+                fs::read(obj.join(v).join("inventory.json")).unwrap(),
+            )
         })
     };
     for (pkg, failed, done) in [(&a, "v1", "v1"), (&b, "v2", "v2")] {

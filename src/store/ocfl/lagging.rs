@@ -52,8 +52,12 @@ impl Store {
     pub(super) fn complete_lagging(&self, run: &Rerun) -> Result<Option<Completed>, StoreError> {
         let Some(behind) = self.behind(run)? else { return Ok(None) };
         let roots: Vec<FsRoot> = behind.replicas.iter().map(|&i| run.roots[i].clone()).collect();
-        let new =
-            NewVersion { obj: run.obj, inv: &behind.head.inv, versions: behind.head.versions, files: run.files };
+        let new = NewVersion {
+            obj: run.obj,
+            inv: &behind.head.inv,
+            versions: behind.head.versions,
+            files: run.files,
+        };
         let added = new.added().into_values().collect();
         let plan = Plan { roots: &roots, obj: run.obj, prev: behind.prev.as_ref(), added };
         let staging = Staging::new(plan, run.progress);

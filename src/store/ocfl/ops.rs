@@ -16,18 +16,18 @@ use super::inventory::{
     sidecar_text,
 };
 use super::kept::{self, Holder};
-use super::layout::{EXTENSION, ROOT_DECLARATION, object_path};
 use super::lagging::{Completed, Rerun};
+use super::layout::{EXTENSION, ROOT_DECLARATION, object_path};
 use super::put::{Plan, Staging};
-use crate::store::put::verify_package;
-use crate::store::{PutOptions, PutVerification};
 use crate::formats::digest::{Sha512, hex};
+use crate::store::put::verify_package;
 use crate::store::replica::{FsReplica, ListedObject, Replica, Source};
 use crate::store::state::OcflPlace;
 use crate::store::{
     CopyOutcome, CopyStatus, PackageFile, PutReport, ReadPackage, Store, StoreError, StoreRefusal,
 };
 use crate::store::{MetsProblem, PackageProblem};
+use crate::store::{PutOptions, PutVerification};
 
 /// The result of `store check` on OCFL replicas.
 #[derive(Debug, Clone, Serialize)]

@@ -1,5 +1,5 @@
-//! Stores a package on two file-system replicas: audits it, writes every file to both, and
-//! verifies every copy; then checks the store.
+//! Stores a package on two file-system replicas: verifies its files' fixity and its METS,
+//! writes every file to both, and verifies every copy; then checks the store.
 //!
 //!     cargo run --example store -- REPLICAS_FOLDER PACKAGE
 //!
@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use webaip::{AuditOptions, ReplicaConfig, ReplicaKind, Store, StoreConfig, store_package};
+use webaip::{PutOptions, ReplicaConfig, ReplicaKind, Store, StoreConfig, store_package};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -26,7 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         replicas: vec![replica("disk-a"), replica("disk-b")],
         user: Default::default(),
     };
-    let put = store_package(&config, Path::new(package), &AuditOptions::default())?;
+    let put = store_package(&config, Path::new(package), &PutOptions::default())?;
     println!("stored {} accepted {} ({} files)", put.package, put.accepted, put.files);
     // The store itself, for checks, repairs and fetches.
     let check = Store::open(&config)?.check(None, false, &|_| {})?;

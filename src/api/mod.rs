@@ -52,7 +52,7 @@ pub use crate::package::{PackageError, PackageOptions, PackageReport, VirusCheck
 pub use crate::store::config::{
     ReplicaConfig, ReplicaKind, ReplicaLayout, StoreConfig, VersionUser,
 };
-pub use crate::store::{PutReport, Store, StoreError};
+pub use crate::store::{PutOptions, PutReport, PutVerification, Store, StoreError};
 
 /// Migrates one ARC file to a WARC 1.1 file at `output`, then reads the WARC back to prove
 /// every payload byte was conserved. Never panics on bad input: a failure is in the report
@@ -131,13 +131,14 @@ pub fn export_eark(
     crate::export::eark::export(package, output, kind)
 }
 
-/// Puts the package at `package` to every replica of `config` (after an audit that must
-/// find it intact) and verifies every copy; [`PutReport::accepted`] says whether all did.
-/// [`Store::open`] gives the store itself, for checks, repairs and fetches.
+/// Puts the package at `package` to every replica of `config` (after it is verified as
+/// `opts` asks: every file's SHA-512 against its manifest and the METS, and with
+/// [`PutOptions::audit`] the full audit) and verifies every copy; [`PutReport::accepted`] says
+/// whether all did. [`Store::open`] gives the store itself, for checks, repairs and fetches.
 pub fn store_package(
     config: &StoreConfig,
     package: &Path,
-    audit: &AuditOptions,
+    opts: &PutOptions,
 ) -> Result<PutReport, StoreError> {
-    Store::open(config)?.put(package, audit, &|_| {})
+    Store::open(config)?.put(package, opts, &|_| {})
 }

@@ -15,7 +15,7 @@ use crate::export::wacz::{WaczError, WaczOptions, WaczReport};
 use crate::ingest::{IngestError, IngestOptions, IngestReport};
 use crate::store::config::StoreConfig;
 use crate::store::{
-    CheckReport, CopyOutcome, PutReport, RemoveReport, RepairReport, Store, StoreError,
+    CheckReport, CopyOutcome, PutOptions, PutReport, RemoveReport, RepairReport, Store, StoreError,
 };
 
 pub use crate::audit::{AuditProgress, Verdict as AuditVerdict};
@@ -75,17 +75,18 @@ pub fn ingest_package_with_progress(
     crate::ingest::ingest(submission, options, store, progress)
 }
 
-/// Puts the package at `package` to every replica of `store`: audited first (a damaged
-/// package is refused, [`StoreError::Refused`]), then every file written and every copy
-/// verified. [`PutReport::accepted`] is true only when every replica holds a verified copy of
+/// Puts the package at `package` to every replica of `store`: verified first as `opts`
+/// asks (every file's SHA-512 against its manifest and the METS valid; with
+/// [`PutOptions::audit`] the full audit; a damaged or invalid package is refused,
+/// [`StoreError::Refused`]), then every file written and every copy verified. [`PutReport::accepted`] is true only when every replica holds a verified copy of
 /// every file. `progress` hears of the bytes transferred (about [`bytes_to_put`] in all).
 pub fn store_put(
     store: &Store,
     package: &Path,
-    audit: &AuditOptions,
+    opts: &PutOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<PutReport, StoreError> {
-    store.put(package, audit, progress)
+    store.put(package, opts, progress)
 }
 
 /// About how many bytes [`store_put`] of the package at `package` transfers: its files'

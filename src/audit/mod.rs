@@ -573,6 +573,35 @@ pub(crate) fn audit_package_teed(
     audit_with(path, opts, &Hooks { progress: &|_| {}, tee: Some(tee) })
 }
 
+/// The verdict on a package's METS alone, its files not read: well-formed, valid by its
+/// schemas and profile (and the E-ARK rules when it claims them or `opts` asks), consistent.
+/// A store put checks this beside its own fixity check of every file.
+pub(crate) struct MetsJudgement {
+    /// `Intact` when nothing is wrong with the METS (its files are not judged).
+    pub verdict: Verdict,
+    /// Validation (and E-ARK) errors.
+    pub errors: usize,
+    /// Where the METS contradicts itself.
+    pub inconsistencies: usize,
+}
+
+/// Judges the METS of the package at `path` as an audit does, without reading its files.
+pub(crate) fn judge_mets_alone(
+    path: &Path,
+    opts: &AuditOptions,
+) -> Result<MetsJudgement, AuditError> {
+    let judged = judge_mets(package_paths(path)?, opts)?;
+    let name = judged.at.mets_name();
+    let found = (judged.findings.as_slice(), Vec::new());
+    let (verdict, inconsistencies) =
+        conclude(&judged.validation, &name, found, &[], judged.eark.as_ref());
+    let validation = judged.validation.findings.iter();
+    let invalid = validation.filter(|f| f.severity == Severity::Error && !f.is_inconsistency());
+    let errors =
+        invalid.count() + judged.findings.iter().filter(|f| f.severity == Severity::Error).count();
+    Ok(MetsJudgement { verdict, errors, inconsistencies: inconsistencies.len() })
+}
+
 /// What an audit tells of its reading as it goes.
 struct Hooks<'a> {
     progress: &'a (dyn Fn(AuditProgress) + Sync),

@@ -27,7 +27,7 @@ use crate::audit::AuditOptions;
 use crate::ingest::{IngestError, IngestOptions, ingest};
 use crate::mets::ValidateOptions;
 use crate::store::config::StoreConfig;
-use crate::store::{Store, StoreError};
+use crate::store::{PutOptions, Store, StoreError};
 
 use super::export::ExportOptions;
 use super::journal::{Entry, ExportKind, ItemState, Journal, JournalError};
@@ -60,7 +60,7 @@ pub struct Delivery {
     store: Option<Store>,
     keep: bool,
     ingest: Option<IngestOptions>,
-    audit: AuditOptions,
+    audit: PutOptions,
     exports: ExportOptions,
 }
 
@@ -134,7 +134,12 @@ impl Delivery {
             keep: opts.keep || store.is_none(),
             store,
             ingest,
-            audit: AuditOptions { validate, deep: false, ..Default::default() },
+            // Packages the batch made or ingested are audited before they are put, as a put
+            // of `ingest --store` is: the batch vouches for its output record by record.
+            audit: PutOptions {
+                check: AuditOptions { validate, deep: false, ..Default::default() },
+                audit: true,
+            },
             exports: opts.exports.clone(),
         })
     }

@@ -6,12 +6,13 @@ use clap::{Args, Subcommand};
 
 use webaip::{
     AuditOptions, EarkType, ObjectLog, ObjectOnReplica, OcflCheckReport, OcflProvenance,
-    OcflRepairReport, PutReport, Store, StoreCheckOptions, StoreCheckReport, StoreCheckRun,
-    StoreCheckSchedule, StoreCheckSelection, StoreCheckVerdict, StoreConfig, StoreCopyOutcome,
-    StoreCopyStatus, StoreError, StoreGet, StoreGetReport, StoreMigrateReport, StoreRemoveReport,
-    StoreRepairReport, StoreSampleOdds, StoreSampleSize, bytes_to_put, escape_controls, parse_size,
-    store_check, store_check_objects, store_get, store_list, store_log, store_migrate, store_put,
-    store_rebuild_state, store_remove, store_repair, store_repair_objects,
+    OcflRepairReport, PutOptions, PutReport, Store, StoreCheckOptions, StoreCheckReport,
+    StoreCheckRun, StoreCheckSchedule, StoreCheckSelection, StoreCheckVerdict, StoreConfig,
+    StoreCopyOutcome, StoreCopyStatus, StoreError, StoreGet, StoreGetReport, StoreMigrateReport,
+    StoreRemoveReport, StoreRepairReport, StoreSampleOdds, StoreSampleSize, bytes_to_put,
+    escape_controls, parse_size, store_check, store_check_objects, store_get, store_list,
+    store_log, store_migrate, store_put, store_rebuild_state, store_remove, store_repair,
+    store_repair_objects,
 };
 
 use super::{EXIT_ERROR, EXIT_FINDINGS, Kinded};
@@ -36,12 +37,18 @@ pub struct StoreArgs {
 
 #[derive(Debug, Subcommand)]
 enum Action {
-    /// Audit packages, then write every file to every replica and verify every copy.
+    /// Verify packages (every file's SHA-512 against the manifest, the METS valid; with
+    /// --audit the full audit), then write every file to every replica and verify every copy.
     #[command(after_long_help = PUT_JSON)]
     Put {
         /// Package directories.
         #[arg(required = true)]
         packages: Vec<PathBuf>,
+        /// Also audit each package record by record (every container's records and their
+        /// payload digests, as `webaip audit` does) before it is stored; without it the
+        /// containers' records are not audited.
+        #[arg(long)]
+        audit: bool,
         #[command(flatten, next_help_heading = "Validation")]
         check: super::validate::MetsCheckArgs,
     },
@@ -168,7 +175,10 @@ fn parse_time(text: &str) -> Result<chrono::DateTime<chrono::Utc>, chrono::Parse
 /// The examples of `store ... --json` that each subcommand's `--help` ends with.
 const PUT_JSON: &str = r#"JSON (--json), one object, a report per package:
   {"kind": "put", "packages": [{"package": "OBJID", "dir": "...", "accepted": true,
-    "files": 9, "bytes": 81234, "copies": [...], "failed_replicas": [], ...}]}"#;
+    "files": 9, "bytes": 81234, "copies": [...], "failed_replicas": [],
+    "verified": "fixity", ...}]}
+  "verified": "fixity" (every file's SHA-512 against the manifest, the METS valid; the
+  containers' records not audited) or "audited" (--audit: the full audit as well)."#;
 const CHECK_JSON: &str = r#"JSON (--json), one object (OCFL replicas: "objects", "seen", "findings"):
   {"kind": "check", "deep": false, "packages": 2, "clean": true,
    "replicas": [{"replica": "disk", "expected": 18, "missing": [], ...}], ...,
@@ -262,13 +272,13 @@ pub fn run(args: StoreArgs) -> anyhow::Result<i32> {
     let store = Store::open(&config)?;
     let shown = Shown { json: args.json, quiet: args.quiet };
     match args.action {
-        Action::Put { packages, check } => {
-            let audit = AuditOptions {
+        Action::Put { packages, audit, check } => {
+            let check = AuditOptions {
                 validate: check.options()?,
                 eark: check.is_eark(),
                 ..Default::default()
             };
-            run_put(&store, &config, &packages, &audit, shown)
+            run_put(&store, &config, &packages, &PutOptions { check, audit }, shown)
         }
         Action::Check { replica, deep, schedule } => {
             let options = StoreCheckOptions { replica, deep, schedule: schedule.schedule() };
@@ -331,7 +341,7 @@ fn run_put(
     store: &Store,
     config: &StoreConfig,
     packages: &[PathBuf],
-    audit: &AuditOptions,
+    opts: &PutOptions,
     shown: Shown,
 ) -> anyhow::Result<i32> {
     let mut code = 0;
@@ -339,7 +349,7 @@ fn run_put(
     for p in packages {
         let bar = super::progress::bytes_bar(0, shown.silent());
         bar.set_length(bytes_to_put(config, p));
-        let r = store_put(store, p, audit, &|n| bar.inc(n));
+        let r = store_put(store, p, opts, &|n| bar.inc(n));
         bar.finish_and_clear();
         match r {
             Ok(r) => {
@@ -376,13 +386,14 @@ fn print_put(package: &Path, r: &PutReport) {
         format!("; failed on {}", r.failed_replicas.join(", "))
     };
     println!(
-        "{}: {} ({}): {} files, {} bytes; {uploaded} copies written, {present} already there{failed_on}{}",
+        "{}: {} ({}): {} files, {} bytes; {uploaded} copies written, {present} already there{failed_on}{}; {}",
         package.display(),
         r.package,
         if r.accepted { "ACCEPTED" } else { "INCOMPLETE" },
         r.files,
         r.bytes,
         kept_in(r),
+        r.verified.describe(),
     );
 }
 

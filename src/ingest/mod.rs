@@ -321,9 +321,12 @@ pub fn ingest(
 ) -> Result<IngestReport, IngestError> {
     let mut report = make_aip(ssip, opts, progress)?;
     if let Some(store) = store {
-        let audit =
+        // The AIP just made is audited as before it could be put: ingest vouches for its own
+        // output record by record, not only for its bytes.
+        let check =
             AuditOptions { validate: opts.validate.clone(), deep: false, ..Default::default() };
-        report.stored = Some(store.put(&report.aip, &audit, &|_| {})?);
+        let put = crate::store::PutOptions { check, audit: true };
+        report.stored = Some(store.put(&report.aip, &put, &|_| {})?);
     }
     Ok(report)
 }

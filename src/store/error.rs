@@ -762,6 +762,31 @@ pub enum PackageProblem {
         /// The name.
         name: String,
     },
+    /// A file in the package folder, or one its METS lists, has no line in the manifest: its
+    /// fixity cannot be verified.
+    #[error("{name:?} has no line in the manifest")]
+    NotInManifest {
+        /// The package-relative name.
+        name: String,
+    },
+    /// A file's bytes are not those its manifest line states.
+    #[error("{name}: its SHA-512 is {found}, the manifest states {expected}")]
+    Fixity {
+        /// The package-relative name.
+        name: String,
+        /// The manifest's SHA-512.
+        expected: String,
+        /// The SHA-512 of the bytes read.
+        found: String,
+    },
+    /// A file could not be read to its end.
+    #[error("{}: cannot be read: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
 /// Why the store cannot take the METS of a package.

@@ -28,6 +28,7 @@ pub(crate) mod replica;
 #[cfg(feature = "s3")]
 pub(crate) mod s3;
 pub(crate) mod state;
+mod verify;
 
 use std::collections::BTreeSet;
 use std::io;
@@ -59,6 +60,7 @@ pub use ocfl::{
 use replica::{FsReplica, HashingFile, Replica, Source};
 pub use state::SeenSummary;
 use state::{FileRecord, StateDb};
+pub use verify::{PutOptions, PutVerification};
 
 /// The store: its replicas and state.
 pub struct Store {
@@ -159,6 +161,8 @@ pub struct PutReport {
     /// OCFL replicas: the id of the object that keeps the package: its own OBJID, or the
     /// OBJID of the submission an AIP was made from (`None` in the other layout).
     pub object: Option<String>,
+    /// What was verified of the package before it was stored.
+    pub verified: PutVerification,
 }
 
 /// The result of `store check` for one replica.
@@ -657,7 +661,7 @@ impl PackageFile {
 }
 
 /// Reads a copy through SHA-512: its hex digest.
-fn hash_copy(r: &dyn Replica, key: &str) -> Result<String, StoreError> {
+pub(crate) fn hash_copy(r: &dyn Replica, key: &str) -> Result<String, StoreError> {
     let mut h = Sha512::new();
     r.read(key, &mut |c| {
         h.update(c);
@@ -754,6 +758,19 @@ fn mets_names(file: std::fs::File) -> Result<BTreeSet<String>, MetsProblem> {
     let hrefs = listing.files.iter().filter_map(|f| f.href.as_deref());
     let hrefs = hrefs.chain(listing.other_hrefs.iter().map(String::as_str));
     Ok(hrefs.filter_map(|h| crate::layout::confined_name(h).ok()).collect())
+}
+
+/// The package-relative names of the local files the METS of the package in `dir` lists
+/// (files it names by URL aside): each must have a manifest line.
+fn listed_local_names(dir: &Path) -> Result<BTreeSet<String>, StoreError> {
+    let refuse =
+        |problem| -> StoreError { StoreRefusal::Package { dir: dir.into(), problem }.into() };
+    let file = crate::layout::open_in(dir, METS).map_err(|e| refuse(e.into()))?;
+    let listing = read_listing(MetsReader::strict(io::BufReader::new(file)), Nested::Skip)
+        .map_err(|e| refuse(PackageProblem::Mets { path: dir.join(METS), problem: e.into() }))?;
+    let hrefs = listing.files.iter().filter_map(|f| f.href.as_deref());
+    let local = hrefs.filter(|h| crate::layout::uri_scheme(h).is_none());
+    Ok(local.filter_map(|h| crate::layout::confined_name(h).ok()).collect())
 }
 
 /// Reads a manifest: (confined name, SHA-512) per line, or why it cannot be stored (a line

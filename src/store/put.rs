@@ -8,6 +8,7 @@ use rayon::prelude::*;
 
 use super::replica::{Replica, Source};
 use super::state::{CopyRow, FileRecord, Seen, Upload};
+use super::verify::{self, PutOptions, PutVerification};
 use super::{
     ClaimConflict, CopyOutcome, CopyStatus, PackageFile, PutReport, ReadPackage, Store, StoreError,
     StoreRefusal, checked_package_dir, hash_copy, read_package, verify_copy,
@@ -33,25 +34,25 @@ type Unclaimed = BTreeMap<String, String>;
 
 impl Store {
     /// Reads the package in `dir` (every name confined, regular files only, every manifest line
-    /// a file the METS lists), audits it (a damaged one is refused), claims its identifier on
-    /// every replica, then writes every file to every replica and verifies every copy.
-    /// `progress` hears of bytes transferred.
+    /// a file the METS lists), verifies it as `opts` asks ([`verify_package`]: a damaged or
+    /// invalid one is refused), claims its identifier on every replica, then writes every file
+    /// to every replica and verifies every copy. `progress` hears of bytes transferred.
     pub fn put(
         &self,
         dir: &Path,
-        audit: &AuditOptions,
+        opts: &PutOptions,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<PutReport, StoreError> {
         // The store's own checks come first: nothing below reads through a link or a FIFO, or
         // follows a manifest line out of the package.
         if let Some(roots) = &self.ocfl {
-            return self.ocfl_put(roots, dir, audit, progress);
+            return self.ocfl_put(roots, dir, opts, progress);
         }
         // Held to the end: a migrate that began meanwhile would move the store from under
         // this put and leave its package where no command finds it.
         let _writing = self.writing_webaip(true)?;
         let ReadPackage { identifier, files, digest, requires } = read_package(dir)?;
-        refuse_damaged(dir, audit, None)?;
+        let verified = verify_package(dir, &files, opts, None)?;
         crate::hooks::pause_at("put-audited");
         let pdir = checked_package_dir(&identifier)?;
         let records: Vec<FileRecord> = files.iter().map(PackageFile::record).collect();
@@ -80,6 +81,7 @@ impl Store {
             requires_missing,
             version: None,
             object: None,
+            verified,
         })
     }
 
@@ -266,9 +268,32 @@ fn put_outcome(
     }
 }
 
+/// Verifies the package in `dir` (its manifest's `files`) as `opts` asks, and refuses it
+/// when that fails: with `opts.audit` the full audit ([`refuse_damaged`]), else the METS and
+/// the folder against the manifest, and every file's SHA-512, the two at once. With `tee`,
+/// each file read whole is written to it in the same read.
+pub(super) fn verify_package(
+    dir: &Path,
+    files: &[PackageFile],
+    opts: &PutOptions,
+    tee: Option<&dyn crate::audit::Tee>,
+) -> Result<PutVerification, StoreError> {
+    if opts.audit {
+        refuse_damaged(dir, &opts.check, tee)?;
+        return Ok(PutVerification::Audited);
+    }
+    let (described, fixity) = rayon::join(
+        || verify::refuse_bad_description(dir, files, &opts.check),
+        || verify::verify_fixity(dir, files, tee),
+    );
+    described?;
+    fixity?;
+    Ok(PutVerification::Fixity)
+}
+
 /// A damaged package (the audit's errors, the METS validation's errors) is refused. With
 /// `tee`, each file the audit reads whole is written to it in the same read.
-pub(super) fn refuse_damaged(
+fn refuse_damaged(
     dir: &Path,
     audit: &AuditOptions,
     tee: Option<&dyn crate::audit::Tee>,

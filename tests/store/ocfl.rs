@@ -339,6 +339,79 @@ fn ocfl_a_killed_put_leaves_the_old_or_the_new_version_and_repair_finishes() {
     }
 }
 
+/// Every file below `dir` with its modification time: what a run must leave untouched.
+fn touched_of(dir: &Path) -> BTreeMap<String, (String, std::time::SystemTime)> {
+    let times = |rel: &String| fs::metadata(dir.join(rel)).unwrap().modified().unwrap();
+    files_of(dir).into_iter().map(|(rel, sha)| (rel.clone(), (sha, times(&rel)))).collect()
+}
+
+/// A put that failed between two replicas' commits, run again, completes: the replicas
+/// behind get the version the others committed (the same inventory bytes, the new files
+/// from the package), the others are not touched, and ocfl-py finds every replica valid. A
+/// new object (v1 on one replica of three) and a new version (v2 on one of two) alike; a put
+/// of another package meanwhile is still refused.
+#[test]
+fn ocfl_a_put_failed_between_two_replicas_commits_completes_when_run_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = same_objid_pair(tmp.path());
+    let names = ["disk-a", "disk-b", "disk-c"];
+    let cfg = ocfl_config_of(tmp.path(), "store.toml", "state.sqlite", &names);
+    let put_of = |pkg: &Path, env: Option<&str>| {
+        let mut c = crate::util::webaip_command();
+        c.args(["store", "--config", cfg.to_str().unwrap(), "--json", "put"]).arg(pkg);
+        if let Some(point) = env {
+            c.env("WEBAIP_FAIL_AT", point);
+        }
+        c.output().unwrap()
+    };
+    let root = |d: &str| tmp.path().join(d);
+    let head_of = |d: &str| {
+        let obj = object_dir(&root(d));
+        obj.exists().then(|| inventory(&obj)["head"].as_str().unwrap().to_string())
+    };
+    let heads = || names.map(head_of).to_vec();
+    let inventories = |v: &str| {
+        names.map(|d| {
+            let obj = object_dir(&root(d));
+            (
+                fs::read(obj.join("inventory.json")).unwrap(),
+                fs::read(obj.join(v).join("inventory.json")).unwrap(),
+            )
+        })
+    };
+    for (pkg, failed, done) in [(&a, "v1", "v1"), (&b, "v2", "v2")] {
+        let o = put_of(pkg, Some("ocfl-after-commit"));
+        assert!(!o.status.success(), "{o:?}");
+        let after = heads();
+        assert_eq!(after[0].as_deref(), Some(failed), "{after:?}");
+        assert_ne!(after[1].as_deref(), Some(failed), "{after:?}");
+        let ahead = touched_of(&root("disk-a"));
+        if pkg == &b {
+            // Another package is no way to join the replicas: refused, nothing written.
+            let o = put_of(&a, None);
+            assert_eq!(o.status.code(), Some(2), "{o:?}");
+        }
+        let o = put_of(pkg, None);
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(o.status.success(), "{r:#} {}", String::from_utf8_lossy(&o.stderr));
+        let report = &r["packages"][0];
+        assert_eq!(report["accepted"], true, "{r:#}");
+        assert_eq!(report["version"], done, "{r:#}");
+        assert_eq!(report["verified"], "fixity", "{r:#}");
+        assert_eq!(heads(), vec![Some(done.to_string()); 3]);
+        assert_eq!(touched_of(&root("disk-a")), ahead, "the replica ahead is left alone");
+        let [x, y, z] = inventories(done);
+        assert!(x == y && y == z, "one version, the same inventory bytes on every replica");
+        assert_eq!(x.0, x.1, "the version's inventory is the root's");
+        for d in names {
+            assert_ocfl_valid(&root(d), 1);
+            assert_eq!(files_of(&object_dir(&root(d))), files_of(&object_dir(&root("disk-a"))));
+        }
+        let (code, c) = store(&no_env(), &cfg, &["check", "--deep"]);
+        assert_eq!(code, 0, "{c:#}");
+    }
+}
+
 /// Hostile inventories and objects: one larger than an inventory is read, one naming a
 /// content path with `..`, a symbolic link in place of a content file. Each is refused or
 /// reported with the file named; nothing outside is read or written.

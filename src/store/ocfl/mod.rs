@@ -25,6 +25,7 @@ pub(crate) mod fixity;
 pub(crate) mod fs;
 pub(crate) mod inventory;
 pub(crate) mod kept;
+mod lagging;
 pub(crate) mod layout;
 pub(crate) mod migrate;
 pub(crate) mod ops;

@@ -17,17 +17,19 @@ use super::inventory::{
     sidecar_text,
 };
 use super::kept::{self, Holder};
+use super::lagging::{Completed, Rerun};
 use super::layout::{EXTENSION, ROOT_DECLARATION, object_path};
 use super::put::{Plan, Staging, Target};
 use super::root::OcflRoot;
-use crate::audit::AuditOptions;
 use crate::formats::digest::{Sha512, hex};
+use crate::store::put::verify_package;
 use crate::store::replica::{FsReplica, ListedObject, Replica, Source};
 use crate::store::state::OcflPlace;
 use crate::store::{
     CopyOutcome, CopyStatus, PackageFile, PutReport, ReadPackage, Store, StoreError, StoreRefusal,
 };
 use crate::store::{MetsProblem, PackageProblem};
+use crate::store::{PutOptions, PutVerification};
 
 /// The result of `store check` on OCFL replicas.
 #[derive(Debug, Clone, Serialize)]
@@ -165,7 +167,7 @@ impl Store {
         &self,
         roots: &[OcflRoot],
         dir: &Path,
-        audit: &AuditOptions,
+        opts: &PutOptions,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<PutReport, StoreError> {
         let ReadPackage { identifier: package, files, digest, requires } =
@@ -175,16 +177,6 @@ impl Store {
         // Every replica's object lock, in the configuration's order, for the whole put.
         let _locks = roots.iter().map(|r| r.lock(&identifier)).collect::<Result<Vec<_>, _>>()?;
         self.settle(roots, &identifier)?;
-        let prev = self.agreed_head(&identifier, &obj)?;
-        if let Some(h) = prev.as_ref().filter(|h| !h.versions.fits(h.versions.head + 1)) {
-            let (width, head) = (h.versions.padding, h.inv.head.clone());
-            return Err(StoreRefusal::VersionsFull { identifier, width, head }.into());
-        }
-        let logical: Vec<LogicalFile> = files
-            .iter()
-            .map(|f| LogicalFile { path: f.rel.clone(), sha512: f.sha512.clone() })
-            .collect();
-        let meta = self.version_meta(&kept::message(&package, &identifier, &digest));
         let mut report = PutReport {
             package: package.clone(),
             dir: obj.clone(),
@@ -195,9 +187,26 @@ impl Store {
             failed_replicas: Vec::new(),
             requires: requires.into_iter().collect(),
             requires_missing: Vec::new(),
-            version: prev.as_ref().map(|h| h.inv.head.clone()),
+            version: None,
             object: Some(identifier.clone()),
+            verified: PutVerification::Fixity,
         };
+        let (id, files) = (identifier.as_str(), files.as_slice());
+        let rerun = Rerun { roots, id, obj: &obj, package: &package, dir, files, opts, progress };
+        if let Some(done) = self.complete_lagging(&rerun)? {
+            return self.completed(report, &obj, files, done);
+        }
+        let prev = self.agreed_head(&identifier, &obj)?;
+        if let Some(h) = prev.as_ref().filter(|h| !h.versions.fits(h.versions.head + 1)) {
+            let (width, head) = (h.versions.padding, h.inv.head.clone());
+            return Err(StoreRefusal::VersionsFull { identifier, width, head }.into());
+        }
+        let logical: Vec<LogicalFile> = files
+            .iter()
+            .map(|f| LogicalFile { path: f.rel.clone(), sha512: f.sha512.clone() })
+            .collect();
+        let meta = self.version_meta(&kept::message(&package, &identifier, &digest));
+        report.version = prev.as_ref().map(|h| h.inv.head.clone());
         let prev_pair = prev.as_ref().map(|h| (&h.inv, h.versions));
         // The same package put again is no new version, whatever was put after it.
         let earlier = prev.as_ref().and_then(|h| earlier_version(h, &package, &logical));
@@ -209,7 +218,7 @@ impl Store {
             None => next_version(prev_pair, &identifier, &logical, meta),
         };
         let Some((inv, versions)) = next else {
-            crate::store::put::refuse_damaged(dir, audit, None)?;
+            report.verified = verify_package(dir, files, opts, None)?;
             for (root, r) in roots.iter().zip(&self.replicas) {
                 root.ensure_root(r.as_ref())?; // removes what killed runs left in the work directory
             }
@@ -217,12 +226,12 @@ impl Store {
             self.record_place(&package, &identifier, report.version.as_deref())?;
             return Ok(report);
         };
-        let new = NewVersion { obj: &obj, inv: &inv, versions, files: &files };
+        let new = NewVersion { obj: &obj, inv: &inv, versions, files };
         let added = new.added().into_values().collect();
-        let replicas = &self.replicas;
+        let replicas = self.replicas.iter().map(|r| r.as_ref()).collect();
         let plan = Plan { roots, replicas, obj: &obj, prev: prev.as_ref(), added };
         let staging = Staging::new(plan, progress);
-        crate::store::put::refuse_damaged(dir, audit, Some(&staging))?;
+        report.verified = verify_package(dir, files, opts, Some(&staging))?;
         self.pool.install(|| staging.complete(dir));
         let stages = staging.into_stages();
         for (root, r) in roots.iter().zip(&self.replicas) {
@@ -303,6 +312,33 @@ impl Store {
         let (Some(version), false) = (version, package == object) else { return Ok(()) };
         let place = OcflPlace { object: object.into(), version: version.into() };
         self.state().record_ocfl_package(package, &place)
+    }
+
+    /// The report of a put that completed the replicas a killed put left behind
+    /// ([`Store::complete_lagging`]): the others already held the package's copies.
+    fn completed(
+        &self,
+        mut report: PutReport,
+        obj: &str,
+        files: &[PackageFile],
+        done: Completed,
+    ) -> Result<PutReport, StoreError> {
+        let new = NewVersion { obj, inv: &done.head.inv, versions: done.head.versions, files };
+        let present = |_: &PackageFile| CopyStatus::Present;
+        for (i, r) in self.replicas.iter().enumerate() {
+            if !done.commits.iter().any(|(at, _)| *at == i) {
+                let copies = self.copies_of(&report.package, files, &present, Some(r.name()));
+                report.copies.extend(copies);
+            }
+        }
+        for (i, got) in done.commits {
+            self.put_outcome(&mut report, self.replicas[i].name(), &new, got)?;
+        }
+        report.verified = done.verified;
+        report.version = Some(done.head.inv.head.clone());
+        let package = report.package.clone();
+        self.record_place(&package, &done.head.inv.id, report.version.as_deref())?;
+        Ok(report)
     }
 
     /// Records a replica's commit (the head, only once committed) and its copies.
@@ -494,7 +530,7 @@ impl Store {
 /// has exactly `files`: a put of it again adds nothing, whatever other package was put after
 /// it. Only the latest: a package put back to earlier content is a new version (`get` gives
 /// the package as last put).
-fn earlier_version(head: &Head, package: &str, files: &[LogicalFile]) -> Option<u32> {
+pub(super) fn earlier_version(head: &Head, package: &str, files: &[LogicalFile]) -> Option<u32> {
     let who = if package == head.inv.id { Holder::Own } else { Holder::Kept(package) };
     let latest = kept::versions_of(&head.inv, &head.versions, who).next()?;
     kept::same_files(&head.inv, &head.versions, latest, files).then_some(latest)
@@ -541,7 +577,7 @@ pub(super) struct NewVersion<'a> {
 impl NewVersion<'_> {
     /// The content files this version adds (object-relative content path, package file),
     /// keyed by digest.
-    fn added(&self) -> BTreeMap<&str, (&str, &PackageFile)> {
+    pub(super) fn added(&self) -> BTreeMap<&str, (&str, &PackageFile)> {
         let prefix = format!("{}/", self.versions.name(self.versions.head));
         let mut out = BTreeMap::new();
         for (path, digest) in self.inv.content().filter(|(p, _)| p.starts_with(&prefix)) {

@@ -59,7 +59,7 @@ pub(super) struct Staging<'a> {
 pub(super) struct Plan<'a> {
     pub roots: &'a [OcflRoot],
     /// The replicas, in the roots' order.
-    pub replicas: &'a [Box<dyn Replica>],
+    pub replicas: Vec<&'a dyn Replica>,
     pub obj: &'a str,
     pub prev: Option<&'a Head>,
     /// Content path (object-relative) and package file, of each file the version adds.
@@ -77,8 +77,8 @@ impl<'a> Staging<'a> {
         let stages: Vec<Result<Target, StoreError>> = plan
             .roots
             .iter()
-            .zip(plan.replicas)
-            .map(|(root, r)| begin(root, r.as_ref(), plan.obj, plan.prev))
+            .zip(&plan.replicas)
+            .map(|(root, r)| begin(root, *r, plan.obj, plan.prev))
             .collect();
         let added = plan.added.into_iter().map(|(c, f)| (f.rel.as_str(), (c, f))).collect();
         Staging {

@@ -1,0 +1,157 @@
+//! What `store put` verifies of a package before it stores anything, in both layouts.
+//!
+//! A put is bit-level storage: it verifies what a storage system verifies. Every file's
+//! SHA-512 against the package manifest (hashed in the copy's own read when the layout can
+//! stage there, the files in parallel), every file in the folder on the manifest, every file
+//! the METS lists on it, and the METS itself valid (schemas, profile) and consistent. The
+//! record-level audit (containers' records, payload digests) runs only when asked
+//! (`store put --audit`, and the puts of `ingest --store`, which audit their own output).
+
+use std::collections::BTreeSet;
+use std::io::{self, Read, Write};
+use std::path::Path;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::{PackageFile, PackageProblem, StoreError, StoreRefusal};
+use crate::audit::{AuditOptions, Tee, Verdict, judge_mets_alone};
+use crate::formats::digest::{Sha512, hex};
+use crate::layout::{MANIFEST, METS};
+
+/// How `store put` verifies a package before it stores anything.
+#[derive(Debug, Clone, Default)]
+pub struct PutOptions {
+    /// How the METS is validated (schemas, profile, E-ARK), and the audit's options with
+    /// `audit`.
+    pub check: AuditOptions,
+    /// Also audit the package record by record (`store put --audit`: every container's
+    /// records, their payload digests), as `webaip audit` does; a package it does not admit
+    /// is refused.
+    pub audit: bool,
+}
+
+/// What a put verified of the package it stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PutVerification {
+    /// Every file's SHA-512 against the manifest, the METS valid and consistent; the
+    /// containers' records not audited.
+    Fixity,
+    /// Also the full audit (`--audit`): every container's records, their payload digests.
+    Audited,
+}
+
+impl PutVerification {
+    /// What it verified, in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            PutVerification::Fixity => "fixity and METS verified; records not audited",
+            PutVerification::Audited => "audited (fixity, METS and records)",
+        }
+    }
+}
+
+/// Bytes read from a package file at a time: large reads keep the disk streaming and the
+/// hash and copy loops tight.
+const READ_BUF: usize = 4 << 20;
+
+/// Refuses a package whose METS is not valid or not consistent (the audit's verdict on the
+/// METS alone), or whose folder holds a file the manifest does not list, or whose METS lists
+/// a local file the manifest does not. `files` are the manifest's files (manifest included).
+pub(super) fn refuse_bad_description(
+    dir: &Path,
+    files: &[PackageFile],
+    check: &AuditOptions,
+) -> Result<(), StoreError> {
+    let judged = judge_mets_alone(dir, check)
+        .map_err(|source| StoreRefusal::Unauditable { dir: dir.into(), source })?;
+    if judged.verdict != Verdict::Intact {
+        return Err(StoreRefusal::Damaged {
+            dir: dir.into(),
+            verdict: judged.verdict.to_string(),
+            errors: judged.errors,
+            inconsistencies: judged.inconsistencies,
+            unchecked: 0,
+        }
+        .into());
+    }
+    let on_manifest: BTreeSet<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+    let refuse = |name: String| -> StoreError {
+        StoreRefusal::Package { dir: dir.into(), problem: PackageProblem::NotInManifest { name } }
+            .into()
+    };
+    if !on_manifest.contains(METS) {
+        return Err(refuse(METS.into()));
+    }
+    for name in super::listed_local_names(dir)? {
+        if !on_manifest.contains(name.as_str()) {
+            return Err(refuse(name));
+        }
+    }
+    for e in walkdir::WalkDir::new(dir).follow_links(false).min_depth(1) {
+        let e = e.map_err(|e| StoreRefusal::Package { dir: dir.into(), problem: e.into() })?;
+        if e.file_type().is_dir() {
+            continue;
+        }
+        let rel = e.path().strip_prefix(dir).unwrap_or(e.path());
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        if !on_manifest.contains(rel.as_str()) {
+            return Err(refuse(rel));
+        }
+    }
+    Ok(())
+}
+
+/// Reads every file of `files` once, in parallel, and refuses the package unless each has
+/// its manifest SHA-512. With `tee`, each file's bytes are written to it in the same read
+/// (what it asks for), then its digest told. The manifest itself was hashed as it was read.
+pub(super) fn verify_fixity(
+    dir: &Path,
+    files: &[PackageFile],
+    tee: Option<&dyn Tee>,
+) -> Result<(), StoreError> {
+    let mut order: Vec<&PackageFile> = files.iter().filter(|f| f.rel != MANIFEST).collect();
+    // The largest first, so that no core is left with a large file at the end.
+    order.sort_by(|a, b| b.size.cmp(&a.size));
+    let refuse =
+        |problem| -> StoreError { StoreRefusal::Package { dir: dir.into(), problem }.into() };
+    let found: Vec<Result<(), PackageProblem>> =
+        order.par_iter().map(|f| check_one(dir, f, tee)).collect();
+    found.into_iter().collect::<Result<(), _>>().map_err(refuse)
+}
+
+/// One file's SHA-512 against its manifest line, in one read that also feeds `tee`.
+fn check_one(dir: &Path, f: &PackageFile, tee: Option<&dyn Tee>) -> Result<(), PackageProblem> {
+    let read_error = |source: io::Error| PackageProblem::Read { path: dir.join(&f.rel), source };
+    let mut file = crate::layout::open_in(dir, &f.rel)?;
+    let mut out = tee.and_then(|t| t.open(&f.rel));
+    let mut hasher = Sha512::new();
+    // No larger than the file: a zeroed buffer of READ_BUF for each of many small files
+    // costs more than hashing them.
+    let mut buf = vec![0u8; (f.size as usize).saturating_add(1).clamp(64 << 10, READ_BUF)];
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(read_error(e)),
+        };
+        hasher.update(&buf[..n]);
+        if let Some(o) = out.as_mut() {
+            // The tee's writer keeps its own failures (a replica's stage) and goes on.
+            o.write_all(&buf[..n]).map_err(read_error)?;
+        }
+    }
+    let opened = out.is_some();
+    drop(out);
+    let found = hex(&hasher.finalize());
+    if let (Some(t), true) = (tee, opened) {
+        t.read(&f.rel, &found);
+    }
+    if !found.eq_ignore_ascii_case(&f.sha512) {
+        let (name, expected) = (f.rel.clone(), f.sha512.clone());
+        return Err(PackageProblem::Fixity { name, expected, found });
+    }
+    Ok(())
+}

@@ -779,6 +779,15 @@ pub enum PackageProblem {
         /// The SHA-512 of the bytes read.
         found: String,
     },
+    /// The METS states other bytes of a file than its manifest line does (its SIZE or its
+    /// SHA-512): the package's two descriptions disagree.
+    #[error("{name}: the METS states {what}, not what its manifest line and bytes have")]
+    MetsDisagrees {
+        /// The package-relative name.
+        name: String,
+        /// What the METS states.
+        what: String,
+    },
     /// A file could not be read to its end.
     #[error("{}: cannot be read: {source}", path.display())]
     Read {

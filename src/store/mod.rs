@@ -760,17 +760,30 @@ fn mets_names(file: std::fs::File) -> Result<BTreeSet<String>, MetsProblem> {
     Ok(hrefs.filter_map(|h| crate::layout::confined_name(h).ok()).collect())
 }
 
-/// The package-relative names of the local files the METS of the package in `dir` lists
-/// (files it names by URL aside): each must have a manifest line.
-fn listed_local_names(dir: &Path) -> Result<BTreeSet<String>, StoreError> {
+/// The local files the METS of the package in `dir` lists (files it names by URL aside), each
+/// with its package-relative name: each must have a manifest line, and what the METS states of
+/// a file's bytes must be what the manifest does.
+fn listed_local_files(dir: &Path) -> Result<Vec<LocalListed>, StoreError> {
     let refuse =
         |problem| -> StoreError { StoreRefusal::Package { dir: dir.into(), problem }.into() };
     let file = crate::layout::open_in(dir, METS).map_err(|e| refuse(e.into()))?;
     let listing = read_listing(MetsReader::strict(io::BufReader::new(file)), Nested::Skip)
         .map_err(|e| refuse(PackageProblem::Mets { path: dir.join(METS), problem: e.into() }))?;
-    let hrefs = listing.files.iter().filter_map(|f| f.href.as_deref());
-    let local = hrefs.filter(|h| crate::layout::uri_scheme(h).is_none());
-    Ok(local.filter_map(|h| crate::layout::confined_name(h).ok()).collect())
+    let local = listing.files.into_iter().filter_map(|listed| {
+        let href = listed.href.as_deref()?;
+        if crate::layout::uri_scheme(href).is_some() {
+            return None;
+        }
+        let name = crate::layout::confined_name(href).ok()?;
+        Some(LocalListed { name, listed })
+    });
+    Ok(local.collect())
+}
+
+/// A local file the METS lists, and its package-relative name.
+struct LocalListed {
+    name: String,
+    listed: crate::mets::listing::ListedFile,
 }
 
 /// Reads a manifest: (confined name, SHA-512) per line, or why it cannot be stored (a line

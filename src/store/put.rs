@@ -278,12 +278,13 @@ pub(super) fn verify_package(
     opts: &PutOptions,
     tee: Option<&dyn crate::audit::Tee>,
 ) -> Result<PutVerification, StoreError> {
-    if opts.audit {
+    let listed = verify::listed_local_files(dir)?;
+    if opts.audit || verify::needs_audit(&listed) {
         refuse_damaged(dir, &opts.check, tee)?;
         return Ok(PutVerification::Audited);
     }
     let (described, fixity) = rayon::join(
-        || verify::refuse_bad_description(dir, files, &opts.check),
+        || verify::refuse_bad_description(dir, files, &listed, &opts.check),
         || verify::verify_fixity(dir, files, tee),
     );
     described?;

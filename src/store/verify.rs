@@ -7,16 +7,16 @@
 //! record-level audit (containers' records, payload digests) runs only when asked
 //! (`store put --audit`, and the puts of `ingest --store`, which audit their own output).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Read, Write};
 use std::path::Path;
 
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::{PackageFile, PackageProblem, StoreError, StoreRefusal};
+use super::{LocalListed, PackageFile, PackageProblem, StoreError, StoreRefusal};
 use crate::audit::{AuditOptions, Tee, Verdict, judge_mets_alone};
-use crate::formats::digest::{Sha512, hex};
+use crate::formats::digest::{FixityAlgorithm, Sha512, hex};
 use crate::layout::{MANIFEST, METS};
 
 /// How `store put` verifies a package before it stores anything.
@@ -38,7 +38,8 @@ pub enum PutVerification {
     /// Every file's SHA-512 against the manifest, the METS valid and consistent; the
     /// containers' records not audited.
     Fixity,
-    /// Also the full audit (`--audit`): every container's records, their payload digests.
+    /// Also the full audit (`--audit`, or a METS stating digests by another algorithm or of
+    /// byte ranges): every container's records, their payload digests.
     Audited,
 }
 
@@ -62,6 +63,7 @@ const READ_BUF: usize = 4 << 20;
 pub(super) fn refuse_bad_description(
     dir: &Path,
     files: &[PackageFile],
+    listed: &[LocalListed],
     check: &AuditOptions,
 ) -> Result<(), StoreError> {
     let judged = judge_mets_alone(dir, check)
@@ -84,11 +86,12 @@ pub(super) fn refuse_bad_description(
     if !on_manifest.contains(METS) {
         return Err(refuse(METS.into()));
     }
-    for name in super::listed_local_names(dir)? {
-        if !on_manifest.contains(name.as_str()) {
-            return Err(refuse(name));
+    for l in listed {
+        if !on_manifest.contains(l.name.as_str()) {
+            return Err(refuse(l.name.clone()));
         }
     }
+    refuse_mets_disagreeing(dir, files, listed)?;
     for e in walkdir::WalkDir::new(dir).follow_links(false).min_depth(1) {
         let e = e.map_err(|e| StoreRefusal::Package { dir: dir.into(), problem: e.into() })?;
         if e.file_type().is_dir() {
@@ -98,6 +101,55 @@ pub(super) fn refuse_bad_description(
         let rel = rel.to_string_lossy().replace('\\', "/");
         if !on_manifest.contains(rel.as_str()) {
             return Err(refuse(rel));
+        }
+    }
+    Ok(())
+}
+
+/// The local files the METS of the package in `dir` lists.
+pub(super) fn listed_local_files(dir: &Path) -> Result<Vec<LocalListed>, StoreError> {
+    super::listed_local_files(dir)
+}
+
+/// Whether the METS states something of a file that only the full audit can hold against its
+/// bytes: a digest by another algorithm than the manifest's SHA-512 (or by one not named), or a
+/// byte range of a file. Such a package is audited whole by a put.
+pub(super) fn needs_audit(listed: &[LocalListed]) -> bool {
+    listed.iter().any(|l| {
+        let f = &l.listed;
+        let other_digest = match f.stated_fixity() {
+            None => false,
+            Some(Ok(stated)) => stated.algorithm != FixityAlgorithm::Sha512,
+            Some(Err(_)) => true,
+        };
+        other_digest || f.begin.is_some() || f.end.is_some()
+    })
+}
+
+/// Refuses a package whose METS states another SIZE or SHA-512 of a file than its manifest
+/// line (whose SHA-512 the bytes are checked against, and whose size the file has): a put that
+/// does not audit the records must not store a package that contradicts its own METS.
+fn refuse_mets_disagreeing(
+    dir: &Path,
+    files: &[PackageFile],
+    listed: &[LocalListed],
+) -> Result<(), StoreError> {
+    let by_name: BTreeMap<&str, &PackageFile> = files.iter().map(|f| (f.rel.as_str(), f)).collect();
+    let disagree = |name: &str, what: String| -> StoreError {
+        let problem = PackageProblem::MetsDisagrees { name: name.into(), what };
+        StoreRefusal::Package { dir: dir.into(), problem }.into()
+    };
+    for l in listed {
+        let Some(file) = by_name.get(l.name.as_str()) else { continue };
+        if let Some(size) = l.listed.size
+            && size != file.size
+        {
+            return Err(disagree(&l.name, format!("SIZE={size} ({} bytes found)", file.size)));
+        }
+        if let Some(stated) = l.listed.stated_sha512()
+            && !stated.eq_ignore_ascii_case(&file.sha512)
+        {
+            return Err(disagree(&l.name, format!("SHA-512 {stated}")));
         }
     }
     Ok(())
@@ -113,7 +165,7 @@ pub(super) fn verify_fixity(
 ) -> Result<(), StoreError> {
     let mut order: Vec<&PackageFile> = files.iter().filter(|f| f.rel != MANIFEST).collect();
     // The largest first, so that no core is left with a large file at the end.
-    order.sort_by(|a, b| b.size.cmp(&a.size));
+    order.sort_by_key(|f| std::cmp::Reverse(f.size));
     let refuse =
         |problem| -> StoreError { StoreRefusal::Package { dir: dir.into(), problem }.into() };
     let found: Vec<Result<(), PackageProblem>> =

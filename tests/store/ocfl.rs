@@ -1160,3 +1160,36 @@ fn ocfl_links_and_fifos_inside_an_object_are_named_by_the_repair_that_drops_them
         assert_ocfl_valid(&t.join(d), 1);
     }
 }
+
+/// A put that does not audit the records still holds the METS to the manifest: a container
+/// changed with its manifest line made to match, while the METS states its old SIZE and
+/// SHA-512, is refused with the file named and nothing stored; the untouched package is
+/// accepted, verified by fixity alone.
+#[test]
+fn ocfl_a_put_refuses_a_package_whose_mets_states_other_bytes_than_its_manifest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, _) = same_objid_pair(tmp.path());
+    let cfg = ocfl_config(tmp.path());
+    let changed = tmp.path().join("changed");
+    copy_as_is(&a, &changed);
+    let name = "content/IAH-20240315103000-00000-crawler.example.warc.gz";
+    let mut bytes = fs::read(changed.join(name)).unwrap();
+    let old = sha512_hex(&bytes);
+    bytes.extend_from_slice(b"\x1f\x8b");
+    fs::write(changed.join(name), &bytes).unwrap();
+    let manifest = changed.join("manifest-sha512.txt");
+    let text = fs::read_to_string(&manifest).unwrap();
+    assert!(text.contains(&old), "{text}");
+    fs::write(&manifest, text.replace(&old, &sha512_hex(&bytes))).unwrap();
+    let o = crate::util::webaip_command()
+        .args(["store", "--config", cfg.to_str().unwrap(), "put"])
+        .arg(&changed)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(err.contains(name) && err.contains("the METS states SIZE="), "{err}");
+    assert!(!object_dir(&tmp.path().join("disk-a")).exists(), "nothing stored");
+    let r = put(&cfg, &a);
+    assert_eq!(r["verified"], "fixity", "{r:#}");
+}

@@ -222,7 +222,7 @@ impl Store {
             for (root, r) in roots.iter().zip(&self.replicas) {
                 root.ensure_root(r.as_ref())?; // removes what killed runs left in the work directory
             }
-            report.copies = self.copies_of(&package, &files, &|_| CopyStatus::Present, None);
+            report.copies = self.copies_of(&package, files, &|_| CopyStatus::Present, None);
             self.record_place(&package, &identifier, report.version.as_deref())?;
             return Ok(report);
         };

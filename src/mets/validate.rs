@@ -53,6 +53,10 @@ const MAX_VALUE: usize = 1 << 20;
 /// Dates no WARC-Date or METS date can state reported one by one; the others are counted in
 /// one finding.
 const MAX_DATE_FINDINGS: u64 = 100;
+
+/// Findings past which wrong references (and event links to undescribed entities) are
+/// counted, not listed.
+const MAX_REF_FINDINGS: usize = 10_000;
 const NS_RIGHTS: &str = super::descriptive::RIGHTS_NS;
 /// XML Schema instance (`xsi:type` of a PREMIS object).
 const NS_XSI: &str = "http://www.w3.org/2001/XMLSchema-instance";

@@ -34,7 +34,7 @@ type Unclaimed = BTreeMap<String, String>;
 
 impl Store {
     /// Reads the package in `dir` (every name confined, regular files only, every manifest line
-    /// a file the METS lists), verifies it as `opts` asks ([`verify_package`]: a damaged or
+    /// a file the METS lists), verifies it as `opts` asks (`verify_package`: a damaged or
     /// invalid one is refused), claims its identifier on every replica, then writes every file
     /// to every replica and verifies every copy. `progress` hears of bytes transferred.
     pub fn put(

@@ -85,3 +85,37 @@ fn a_mets_with_more_idref_tokens_than_the_bound_is_not_schema_checked_and_not_in
     assert_eq!(row["mets_valid"], true, "{row:#}");
     assert_eq!(r["totals"]["mets_invalid"], 0, "{:#}", r["totals"]);
 }
+
+/// Event links to an agent no PREMIS entity describes are P5.3 findings listed to 10,000,
+/// the rest counted in one (a million made a million findings: 312 MB).
+#[test]
+fn event_links_to_undescribed_agents_are_listed_to_a_bound_and_counted() {
+    const LISTED: usize = 10_000;
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = packaged(dir.path(), samples()[1].0, &samples()[1].1);
+    let path = pkg.join("METS.xml");
+    let mets = std::fs::read_to_string(&path).unwrap();
+    let at = mets.find("<premis:linkingAgentIdentifier").expect("an event links an agent");
+    let links = LISTED + 2_000;
+    let many: String = (0..links)
+        .map(|i| format!("<premis:linkingAgentIdentifier><premis:linkingAgentIdentifierType>local</premis:linkingAgentIdentifierType><premis:linkingAgentIdentifierValue>nobody-{i}</premis:linkingAgentIdentifierValue></premis:linkingAgentIdentifier>\n"))
+        .collect();
+    std::fs::write(&path, format!("{}{many}{}", &mets[..at], &mets[at..])).unwrap();
+    let o = webaip(&["validate", "--json", path.to_str().unwrap()]);
+    let all: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&o.stderr)));
+    let v = only_report(&all);
+    let p53: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "P5.3")
+        .map(|f| f["message"].as_str().unwrap())
+        .collect();
+    assert!(p53.len() <= LISTED + 1, "{} P5.3 findings", p53.len());
+    let (counted, listed) = p53.split_last().unwrap();
+    assert!(counted.contains("more event links") && counted.contains("nobody-"), "{counted}");
+    assert!(listed.iter().all(|m| m.contains("links agent \"nobody-")), "{listed:?}");
+    let told: usize = counted.split_whitespace().next().unwrap().parse().unwrap();
+    assert_eq!(listed.len() + told, links, "every link listed or counted: {counted}");
+}

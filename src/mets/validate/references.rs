@@ -3,6 +3,7 @@
 //! ID of the kind the attribute names. The logical map's references are the content model's
 //! (P2.2, P2.3); the others are METS's own (`METS-IDREF`).
 
+use super::MAX_REF_FINDINGS;
 use super::crossrefs::{self, CrossrefError, Crossrefs};
 use super::rules::RuleContext;
 use super::structure::StructMapKind;
@@ -62,9 +63,6 @@ pub(super) fn check(cx: &mut RuleContext, x: &Crossrefs) -> Result<(), CrossrefE
     }
     Ok(())
 }
-
-/// Findings past which wrong references are counted, not listed.
-const MAX_REF_FINDINGS: usize = 10_000;
 
 /// Checks one IDREF token against the IDs of the document.
 fn check_ref(cx: &mut RuleContext, r: crossrefs::Reference) {

@@ -3,28 +3,14 @@
 //! new files read from the package (verified as any put's). The others are left alone, and no
 //! version is made that differs between replicas.
 
-use std::path::Path;
-
 use super::check::{Head, read_head};
 use super::inventory::{INVENTORY, LogicalFile};
-use super::ops::{NewVersion, commit_version, earlier_version, sha512_of};
+use super::ops::{NewVersion, Rerun, commit_version, earlier_version, sha512_of};
 use super::put::{Plan, Staging};
 use super::root::OcflRoot;
 use crate::store::put::verify_package;
 use crate::store::replica::Replica;
-use crate::store::{PackageFile, PutOptions, PutVerification, Store, StoreError};
-
-/// A put of `package` into object `id` run again.
-pub(super) struct Rerun<'a> {
-    pub roots: &'a [OcflRoot],
-    pub id: &'a str,
-    pub obj: &'a str,
-    pub package: &'a str,
-    pub dir: &'a Path,
-    pub files: &'a [PackageFile],
-    pub opts: &'a PutOptions,
-    pub progress: &'a (dyn Fn(u64) + Sync),
-}
+use crate::store::{CopyStatus, PackageFile, PutReport, PutVerification, Store, StoreError};
 
 /// The replicas a killed put left behind, and the version they are to get.
 struct Behind {
@@ -37,7 +23,7 @@ struct Behind {
 }
 
 /// What completing the replicas behind did.
-pub(super) struct Completed {
+struct Completed {
     /// The version every replica now holds (or failed to get).
     pub head: Head,
     pub verified: PutVerification,
@@ -46,11 +32,49 @@ pub(super) struct Completed {
 }
 
 impl Store {
+    /// A put run again after a kill between two replicas' commits: when [`Store::lagging_commits`]
+    /// applies, the replicas behind get the version, `report` says so, and `true`.
+    pub(super) fn complete_lagging(
+        &self,
+        run: &Rerun,
+        report: &mut PutReport,
+    ) -> Result<bool, StoreError> {
+        let Some(done) = self.lagging_commits(run)? else { return Ok(false) };
+        self.completed(report, run.obj, run.files, done)?;
+        Ok(true)
+    }
+
+    /// The report of a put that completed the replicas a killed put left behind
+    /// ([`Store::lagging_commits`]): the others already held the package's copies.
+    fn completed(
+        &self,
+        report: &mut PutReport,
+        obj: &str,
+        files: &[PackageFile],
+        done: Completed,
+    ) -> Result<(), StoreError> {
+        let new = NewVersion { obj, inv: &done.head.inv, versions: done.head.versions, files };
+        let present = |_: &PackageFile| CopyStatus::Present;
+        for (i, r) in self.replicas.iter().enumerate() {
+            if !done.commits.iter().any(|(at, _)| *at == i) {
+                let copies = self.copies_of(&report.package, files, &present, Some(r.name()));
+                report.copies.extend(copies);
+            }
+        }
+        for (i, got) in done.commits {
+            self.put_outcome(report, self.replicas[i].name(), &new, got)?;
+        }
+        report.verified = done.verified;
+        report.version = Some(done.head.inv.head.clone());
+        let package = report.package.clone();
+        self.record_place(&package, &done.head.inv.id, report.version.as_deref())
+    }
+
     /// When some replicas hold a head webaip recorded whose version holds exactly this package,
     /// and the others the version before it (the same inventory bytes as theirs) or, for v1,
     /// no object: commits that head on the others, its new files from the package. `None`
     /// when the replicas are not so (the put then goes on, or is refused, as any other).
-    pub(super) fn complete_lagging(&self, run: &Rerun) -> Result<Option<Completed>, StoreError> {
+    fn lagging_commits(&self, run: &Rerun) -> Result<Option<Completed>, StoreError> {
         let Some(behind) = self.behind(run)? else { return Ok(None) };
         let roots: Vec<OcflRoot> = behind.replicas.iter().map(|&i| run.roots[i].clone()).collect();
         let replicas: Vec<&dyn Replica> =

@@ -17,7 +17,6 @@ use super::inventory::{
     sidecar_text,
 };
 use super::kept::{self, Holder};
-use super::lagging::{Completed, Rerun};
 use super::layout::{EXTENSION, ROOT_DECLARATION, object_path};
 use super::put::{Plan, Staging, Target};
 use super::root::OcflRoot;
@@ -193,8 +192,8 @@ impl Store {
         };
         let (id, files) = (identifier.as_str(), files.as_slice());
         let rerun = Rerun { roots, id, obj: &obj, package: &package, dir, files, opts, progress };
-        if let Some(done) = self.complete_lagging(&rerun)? {
-            return self.completed(report, &obj, files, done);
+        if self.complete_lagging(&rerun, &mut report)? {
+            return Ok(report);
         }
         let prev = self.agreed_head(&identifier, &obj)?;
         if let Some(h) = prev.as_ref().filter(|h| !h.versions.fits(h.versions.head + 1)) {
@@ -303,7 +302,7 @@ impl Store {
 
     /// Records where a package kept in another package's object is (nothing for a package in
     /// its own object: its OBJID finds it).
-    fn record_place(
+    pub(super) fn record_place(
         &self,
         package: &str,
         object: &str,
@@ -314,35 +313,8 @@ impl Store {
         self.state().record_ocfl_package(package, &place)
     }
 
-    /// The report of a put that completed the replicas a killed put left behind
-    /// ([`Store::complete_lagging`]): the others already held the package's copies.
-    fn completed(
-        &self,
-        mut report: PutReport,
-        obj: &str,
-        files: &[PackageFile],
-        done: Completed,
-    ) -> Result<PutReport, StoreError> {
-        let new = NewVersion { obj, inv: &done.head.inv, versions: done.head.versions, files };
-        let present = |_: &PackageFile| CopyStatus::Present;
-        for (i, r) in self.replicas.iter().enumerate() {
-            if !done.commits.iter().any(|(at, _)| *at == i) {
-                let copies = self.copies_of(&report.package, files, &present, Some(r.name()));
-                report.copies.extend(copies);
-            }
-        }
-        for (i, got) in done.commits {
-            self.put_outcome(&mut report, self.replicas[i].name(), &new, got)?;
-        }
-        report.verified = done.verified;
-        report.version = Some(done.head.inv.head.clone());
-        let package = report.package.clone();
-        self.record_place(&package, &done.head.inv.id, report.version.as_deref())?;
-        Ok(report)
-    }
-
     /// Records a replica's commit (the head, only once committed) and its copies.
-    fn put_outcome(
+    pub(super) fn put_outcome(
         &self,
         report: &mut PutReport,
         replica: &str,
@@ -380,7 +352,7 @@ impl Store {
     }
 
     /// A copy outcome per file on each replica (or `only` one).
-    fn copies_of(
+    pub(super) fn copies_of(
         &self,
         identifier: &str,
         files: &[PackageFile],
@@ -564,6 +536,18 @@ pub(super) fn commit_version(
     precommit(root, &stage, new.obj, false)?;
     stage.commit(new.obj, replacing)?;
     Ok(sha)
+}
+
+/// A put of `package` into object `id` run again.
+pub(super) struct Rerun<'a> {
+    pub roots: &'a [OcflRoot],
+    pub id: &'a str,
+    pub obj: &'a str,
+    pub package: &'a str,
+    pub dir: &'a Path,
+    pub files: &'a [PackageFile],
+    pub opts: &'a PutOptions,
+    pub progress: &'a (dyn Fn(u64) + Sync),
 }
 
 /// What a put commits: the object, the package's files, the new inventory.

@@ -101,13 +101,11 @@ fn statuses(report: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
-/// Overwrites an object in the bucket with other bytes, as a faulty disk or a careless
-/// operator would (a plain PUT, not through webaip).
+/// A plain S3 client of the test cluster's bucket (not webaip's).
 #[cfg(feature = "s3")]
-fn overwrite_object(g: &HashMap<String, String>, key: &str, bytes: &[u8]) {
-    use object_store::ObjectStoreExt;
+fn garage_client(g: &HashMap<String, String>) -> object_store::aws::AmazonS3 {
     let endpoint = g["S3_ENDPOINTS"].split(',').next().unwrap().to_string();
-    let s3 = object_store::aws::AmazonS3Builder::new()
+    object_store::aws::AmazonS3Builder::new()
         .with_endpoint(endpoint)
         .with_region("garage")
         .with_bucket_name(&g["S3_BUCKET"])
@@ -115,7 +113,15 @@ fn overwrite_object(g: &HashMap<String, String>, key: &str, bytes: &[u8]) {
         .with_secret_access_key(&g["AWS_SECRET_ACCESS_KEY"])
         .with_client_options(object_store::ClientOptions::new().with_allow_http(true))
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+/// Overwrites an object in the bucket with other bytes, as a faulty disk or a careless
+/// operator would (a plain PUT, not through webaip).
+#[cfg(feature = "s3")]
+fn overwrite_object(g: &HashMap<String, String>, key: &str, bytes: &[u8]) {
+    use object_store::ObjectStoreExt;
+    let s3 = garage_client(g);
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(s3.put(&object_store::path::Path::from(key), bytes.to_vec().into())).unwrap();
 }

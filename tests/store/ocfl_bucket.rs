@@ -26,16 +26,7 @@ struct Bucket {
 
 impl Bucket {
     fn new(g: &HashMap<String, String>, prefix: &str) -> Self {
-        let endpoint = g["S3_ENDPOINTS"].split(',').next().unwrap().to_string();
-        let s3 = object_store::aws::AmazonS3Builder::new()
-            .with_endpoint(endpoint)
-            .with_region("garage")
-            .with_bucket_name(&g["S3_BUCKET"])
-            .with_access_key_id(&g["AWS_ACCESS_KEY_ID"])
-            .with_secret_access_key(&g["AWS_SECRET_ACCESS_KEY"])
-            .with_client_options(object_store::ClientOptions::new().with_allow_http(true))
-            .build()
-            .unwrap();
+        let s3 = super::garage_client(g);
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         Bucket { s3, rt, prefix: prefix.into() }
     }

@@ -224,6 +224,8 @@ pub(crate) struct Listing {
     pub other_hrefs: Vec<String>,
     /// The PREMIS file objects (not bitstreams) that state an identifier and a digest.
     pub objects: Vec<ListedObject>,
+    /// The nested `<file>`s (records, bytestreams) passed over with [`Nested::Skip`].
+    pub nested_skipped: u64,
 }
 
 /// A PREMIS file object: its identifier and the first digest it states.
@@ -480,6 +482,7 @@ impl State {
 
     fn start_file(&mut self, e: &Element, pos: Pos, empty: bool) {
         if self.nested == Nested::Skip && !self.stack.is_empty() {
+            self.listing.nested_skipped += 1;
             if !empty {
                 self.skipped_depth += 1;
             }

@@ -763,12 +763,13 @@ fn mets_names(file: std::fs::File) -> Result<BTreeSet<String>, MetsProblem> {
 /// The local files the METS of the package in `dir` lists (files it names by URL aside), each
 /// with its package-relative name: each must have a manifest line, and what the METS states of
 /// a file's bytes must be what the manifest does.
-fn listed_local_files(dir: &Path) -> Result<Vec<LocalListed>, StoreError> {
+fn listed_local_files(dir: &Path) -> Result<LocalListing, StoreError> {
     let refuse =
         |problem| -> StoreError { StoreRefusal::Package { dir: dir.into(), problem }.into() };
     let file = crate::layout::open_in(dir, METS).map_err(|e| refuse(e.into()))?;
     let listing = read_listing(MetsReader::strict(io::BufReader::new(file)), Nested::Skip)
         .map_err(|e| refuse(PackageProblem::Mets { path: dir.join(METS), problem: e.into() }))?;
+    let nested = listing.nested_skipped;
     let local = listing.files.into_iter().filter_map(|listed| {
         let href = listed.href.as_deref()?;
         if crate::layout::uri_scheme(href).is_some() {
@@ -777,7 +778,14 @@ fn listed_local_files(dir: &Path) -> Result<Vec<LocalListed>, StoreError> {
         let name = crate::layout::confined_name(href).ok()?;
         Some(LocalListed { name, listed })
     });
-    Ok(local.collect())
+    Ok(LocalListing { files: local.collect(), nested })
+}
+
+/// The local files a package's METS lists, and how many nested `<file>`s (records,
+/// bytestreams: their statements only the audit can hold against the bytes) it lists besides.
+struct LocalListing {
+    files: Vec<LocalListed>,
+    nested: u64,
 }
 
 /// A local file the METS lists, and its package-relative name.

@@ -284,7 +284,7 @@ pub(super) fn verify_package(
         return Ok(PutVerification::Audited);
     }
     let (described, fixity) = rayon::join(
-        || verify::refuse_bad_description(dir, files, &listed, &opts.check),
+        || verify::refuse_bad_description(dir, files, &listed.files, &opts.check),
         || verify::verify_fixity(dir, files, tee),
     );
     described?;

@@ -14,7 +14,7 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::{LocalListed, PackageFile, PackageProblem, StoreError, StoreRefusal};
+use super::{LocalListed, LocalListing, PackageFile, PackageProblem, StoreError, StoreRefusal};
 use crate::audit::{AuditOptions, Tee, Verdict, judge_mets_alone};
 use crate::formats::digest::{FixityAlgorithm, Sha512, hex};
 use crate::layout::{MANIFEST, METS};
@@ -107,23 +107,25 @@ pub(super) fn refuse_bad_description(
 }
 
 /// The local files the METS of the package in `dir` lists.
-pub(super) fn listed_local_files(dir: &Path) -> Result<Vec<LocalListed>, StoreError> {
+pub(super) fn listed_local_files(dir: &Path) -> Result<LocalListing, StoreError> {
     super::listed_local_files(dir)
 }
 
 /// Whether the METS states something of a file that only the full audit can hold against its
 /// bytes: a digest by another algorithm than the manifest's SHA-512 (or by one not named), or a
-/// byte range of a file. Such a package is audited whole by a put.
-pub(super) fn needs_audit(listed: &[LocalListed]) -> bool {
-    listed.iter().any(|l| {
-        let f = &l.listed;
-        let other_digest = match f.stated_fixity() {
-            None => false,
-            Some(Ok(stated)) => stated.algorithm != FixityAlgorithm::Sha512,
-            Some(Err(_)) => true,
-        };
-        other_digest || f.begin.is_some() || f.end.is_some()
-    })
+/// byte range of a file, or nested files (the records of a full listing, with their payload
+/// digests). Such a package is audited whole by a put.
+pub(super) fn needs_audit(listed: &LocalListing) -> bool {
+    listed.nested > 0
+        || listed.files.iter().any(|l| {
+            let f = &l.listed;
+            let other_digest = match f.stated_fixity() {
+                None => false,
+                Some(Ok(stated)) => stated.algorithm != FixityAlgorithm::Sha512,
+                Some(Err(_)) => true,
+            };
+            other_digest || f.begin.is_some() || f.end.is_some()
+        })
 }
 
 /// Refuses a package whose METS states another SIZE or SHA-512 of a file than its manifest

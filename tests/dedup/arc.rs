@@ -816,7 +816,7 @@ fn a_store_keeps_what_an_arc_deduplicated_package_requires() {
     let t = k.dir.path();
     let cfg = fs_store(t, "s1");
     let c = cfg.to_str().unwrap();
-    let o = webaip(&["store", "--config", c, "put", dropped.to_str().unwrap()]);
+    let o = webaip(&["store", "--config", c, "put", "--audit", dropped.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("INCONSISTENT") && stderr.contains("not stored"), "{stderr}");
@@ -950,7 +950,14 @@ fn requirements_that_cannot_be_read_are_not_checked() {
     assert!(text(&u["reason"]).contains("offset 0"), "{r:#}");
 
     let cfg = fs_store(k.dir.path(), "s1");
-    let o = webaip(&["store", "--config", cfg.to_str().unwrap(), "put", junk.to_str().unwrap()]);
+    let o = webaip(&[
+        "store",
+        "--config",
+        cfg.to_str().unwrap(),
+        "put",
+        "--audit",
+        junk.to_str().unwrap(),
+    ]);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("not stored"), "{stderr}");
@@ -980,7 +987,14 @@ fn a_mets_hiding_its_deduplication_is_found_by_the_plain_audit() {
         .any(|f| f["rule"] == "P6.4" && text(&f["message"]).contains(&objid));
     assert!(said, "{r:#}");
     let cfg = fs_store(k.dir.path(), "s1");
-    let o = webaip(&["store", "--config", cfg.to_str().unwrap(), "put", dropped.to_str().unwrap()]);
+    let o = webaip(&[
+        "store",
+        "--config",
+        cfg.to_str().unwrap(),
+        "put",
+        "--audit",
+        dropped.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
 }
 

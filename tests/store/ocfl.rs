@@ -402,7 +402,9 @@ fn ocfl_a_put_failed_between_two_replicas_commits_completes_when_run_again() {
         let report = &r["packages"][0];
         assert_eq!(report["accepted"], true, "{r:#}");
         assert_eq!(report["version"], done, "{r:#}");
-        assert_eq!(report["verified"], "fixity", "{r:#}");
+        // The described package's METS locates its pages' records (byte ranges): audited.
+        let verified = if pkg == &b { "audited" } else { "fixity" };
+        assert_eq!(report["verified"], verified, "{r:#}");
         assert_eq!(heads(), vec![Some(done.to_string()); 3]);
         assert_eq!(touched_of(&root("disk-a")), ahead, "the replica ahead is left alone");
         let [x, y, z] = inventories(done);
@@ -1197,4 +1199,35 @@ fn ocfl_a_put_refuses_a_package_whose_mets_states_other_bytes_than_its_manifest(
     assert!(object_dirs(&tmp.path().join("disk-a")).is_empty(), "nothing stored");
     let r = put(&cfg, &a);
     assert_eq!(r["verified"], "fixity", "{r:#}");
+}
+
+/// A full listing's METS states each record's bytes (byte ranges, payload digests), which only
+/// the audit can hold against the containers: its put is audited whole, and says so.
+#[test]
+fn ocfl_a_put_of_a_full_listing_is_audited_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("full");
+    package(Package::new().quiet().mode("full"), &p, &[&repo().join("samples/heritrix-job")])
+        .succeeded();
+    let cfg = ocfl_config(tmp.path());
+    let r = put(&cfg, &p);
+    assert_eq!(r["verified"], "audited", "{r:#}");
+}
+
+/// A root declaration a crash left empty is no declaration: the next put finishes the root
+/// (ocfl-py then finds it valid) instead of storing into a root no OCFL reader accepts.
+#[test]
+fn ocfl_an_empty_root_declaration_is_finished_by_the_next_put() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, _) = same_objid_pair(tmp.path());
+    let cfg = ocfl_config(tmp.path());
+    for d in ["disk-a", "disk-b"] {
+        fs::create_dir_all(tmp.path().join(d)).unwrap();
+        fs::write(tmp.path().join(d).join("0=ocfl_1.1"), b"").unwrap();
+    }
+    put(&cfg, &a);
+    for d in ["disk-a", "disk-b"] {
+        assert_eq!(fs::read(tmp.path().join(d).join("0=ocfl_1.1")).unwrap(), b"ocfl_1.1\n");
+        assert_ocfl_valid(&tmp.path().join(d), 1);
+    }
 }

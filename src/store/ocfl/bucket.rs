@@ -198,7 +198,10 @@ impl BucketRoot {
             return Ok(Settled::Nothing);
         }
         let Some(root) = load(r, obj)? else {
-            if committed_here || !first_version_only(obj, &listing) {
+            if committed_here
+                || !first_version_only(obj, &listing)
+                || unrecorded_whole_v1(r, obj, known)?
+            {
                 return Ok(Settled::Nothing);
             }
             return self.remove(r, listing.into_iter().map(|o| o.key).collect());
@@ -324,4 +327,18 @@ fn read_bounded(r: &dyn Replica, key: &str) -> Result<Vec<u8>, StoreError> {
         Ok(())
     })?;
     Ok(bytes)
+}
+
+/// Whether `obj`'s first version is whole (its inventory agrees with its sidecar) and no
+/// inventory webaip recorded: an object whose root inventory was lost, with a state database
+/// that never knew it, looks just like a first put killed before its root inventory, and only
+/// a person or another replica can tell them apart. It is kept (and `check` reports it), never
+/// removed; a first put webaip recorded and that was killed is cleared.
+fn unrecorded_whole_v1(
+    r: &dyn Replica,
+    obj: &str,
+    known: &dyn Fn(&str) -> bool,
+) -> Result<bool, StoreError> {
+    let v1 = super::check::load(r, &format!("{obj}/v1"))?;
+    Ok(v1.is_some_and(|l| l.sidecar.is_ok() && !known(&l.sha512)))
 }

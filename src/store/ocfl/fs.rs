@@ -99,12 +99,20 @@ impl FsRoot {
         sync_dir(&self.root).map_err(|e| self.err("", e))
     }
 
-    /// Whether the root holds its declaration.
+    /// Whether the root holds its declaration, whole: a declaration a crash left empty or cut
+    /// short (it is written last, when the root is made) is no declaration, and the root is
+    /// finished as a half-made one; other bytes in it make the root refused.
     fn declared(&self) -> Result<bool, StoreError> {
-        match confined::metadata_in(&self.root, ROOT_DECLARATION.0) {
-            Ok(_) => Ok(true),
-            Err(e) if e.is_not_found() => Ok(false),
-            Err(e) => Err(self.err(ROOT_DECLARATION.0, e)),
+        let (name, bytes) = ROOT_DECLARATION;
+        match confined::metadata_in(&self.root, name) {
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => return Ok(false),
+            Err(e) => return Err(self.err(name, e)),
+        }
+        match confined::read_bounded(&self.root.join(name), bytes.len() as u64) {
+            Ok(held) => Ok(held == bytes.as_bytes()),
+            Err(ConfineError::TooLarge { .. }) => Ok(false),
+            Err(e) => Err(self.err(name, e)),
         }
     }
 

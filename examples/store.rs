@@ -17,7 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let folder = Path::new(folder);
     let replica = |name: &str| ReplicaConfig {
         name: name.into(),
-        layout: Default::default(),
+        layout: None, // OCFL for a new store
         kind: ReplicaKind::Fs { root: folder.join(name), work: None },
     };
     let config = StoreConfig {

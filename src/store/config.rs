@@ -39,7 +39,7 @@ pub struct StoreConfig {
     /// The replicas, in the order repairs prefer them as sources.
     #[serde(rename = "replica")]
     pub replicas: Vec<ReplicaConfig>,
-    /// Who OCFL versions name as their user (default: `$USER`, no address).
+    /// Who OCFL versions name as their user (default: `$USER`, `mailto:$USER@<host name>`).
     #[serde(default)]
     pub user: VersionUser,
 }
@@ -50,7 +50,7 @@ pub struct StoreConfig {
 pub struct VersionUser {
     /// A name (default: `$USER`).
     pub name: Option<String>,
-    /// An address, a `mailto:` or other URI.
+    /// An address, a `mailto:` or other URI (default: `mailto:` the login at this host).
     pub address: Option<String>,
 }
 
@@ -73,9 +73,11 @@ pub const MAX_TRANSFERS: usize = 64;
 pub struct ReplicaConfig {
     /// A short name, used in reports and the state database.
     pub name: String,
-    /// How packages are laid out in it (`webaip`, the default, or `ocfl`).
+    /// How packages are laid out in it, as the configuration names it; `None`: the store's
+    /// default, which [`StoreConfig::load`] and [`Store::open`](super::Store::open) resolve
+    /// (see [`StoreConfig::resolve_layouts`]).
     #[serde(default)]
-    pub layout: ReplicaLayout,
+    pub layout: Option<ReplicaLayout>,
     /// Where it lives.
     #[serde(flatten)]
     pub kind: ReplicaKind,
@@ -119,10 +121,11 @@ pub enum ReplicaKind {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ReplicaLayout {
-    /// A directory per package (`<partition>/<escaped OBJID>/<file>`), write-once.
-    #[default]
+    /// A directory per package (`<partition>/<escaped OBJID>/<file>`), write-once: the layout
+    /// of stores made before OCFL was the default.
     Webaip,
-    /// An OCFL 1.1 storage root: a versioned object per OBJID.
+    /// An OCFL 1.1 storage root: a versioned object per OBJID (what a new store gets).
+    #[default]
     Ocfl,
 }
 
@@ -136,7 +139,30 @@ fn default_secret_env() -> String {
     "AWS_SECRET_ACCESS_KEY".into()
 }
 
+impl ReplicaConfig {
+    /// Its layout: as named, else OCFL (the default of a new store; a configuration that
+    /// [`StoreConfig::resolve_layouts`] went through names every replica's).
+    pub fn layout(&self) -> ReplicaLayout {
+        self.layout.unwrap_or_default()
+    }
+}
+
 impl StoreConfig {
+    /// Gives every replica whose configuration names no layout the store's default: OCFL,
+    /// unless the state database records packages put in the webaip layout that no finished
+    /// `store migrate` has moved (a store made before OCFL was the default keeps working as
+    /// it was). The database is read only when some replica names none, and never made.
+    pub fn resolve_layouts(&mut self) -> Result<(), StoreError> {
+        if self.replicas.iter().all(|r| r.layout.is_some()) {
+            return Ok(());
+        }
+        let unnamed = unnamed_layout(&self.state)?;
+        for r in &mut self.replicas {
+            r.layout.get_or_insert(unnamed);
+        }
+        Ok(())
+    }
+
     /// Reads a configuration file; the state path is resolved against its directory.
     pub fn load(path: &Path) -> Result<Self, StoreError> {
         let text = std::fs::read_to_string(path)
@@ -160,15 +186,30 @@ impl StoreConfig {
             return Err(refuse(ConfigProblem::TooManyTransfers(c.transfers)));
         }
         c.transfers = c.transfers.max(1);
+        c.resolve_layouts()?;
         refuse_overlapping_replicas(&c.replicas).map_err(refuse)?;
         refuse_unsupported_ocfl(&c.replicas).map_err(refuse)?;
         Ok(c)
     }
 }
 
+/// The layout of a replica whose configuration names none (see
+/// [`StoreConfig::resolve_layouts`]).
+fn unnamed_layout(state: &Path) -> Result<ReplicaLayout, StoreError> {
+    if !state.exists() {
+        return Ok(ReplicaLayout::Ocfl);
+    }
+    let reader = super::state::StateReader::open(state)?;
+    Ok(if reader.holds_unmigrated_packages()? {
+        ReplicaLayout::Webaip
+    } else {
+        ReplicaLayout::Ocfl
+    })
+}
+
 /// One layout for every replica; each file system root's work directory outside the root.
 fn refuse_unsupported_ocfl(replicas: &[ReplicaConfig]) -> Result<(), ConfigProblem> {
-    let ocfl = |r: &&ReplicaConfig| r.layout == ReplicaLayout::Ocfl;
+    let ocfl = |r: &&ReplicaConfig| r.layout() == ReplicaLayout::Ocfl;
     let n = replicas.iter().filter(ocfl).count();
     if n == 0 {
         return Ok(());

@@ -265,6 +265,15 @@ struct PackageFile {
 impl Store {
     /// Opens the replicas and state database of a configuration.
     pub fn open(config: &StoreConfig) -> Result<Self, StoreError> {
+        let resolved;
+        let config = if config.replicas.iter().any(|r| r.layout.is_none()) {
+            let mut c = config.clone();
+            c.resolve_layouts()?;
+            resolved = c;
+            &resolved
+        } else {
+            config
+        };
         let replicas = config.replicas.iter().map(open_replica).collect::<Result<Vec<_>, _>>()?;
         let state = StateDb::open(&config.state)?;
         let pool = rayon::ThreadPoolBuilder::new()
@@ -579,7 +588,7 @@ fn ocfl_roots(config: &StoreConfig) -> Option<Vec<ocfl::root::OcflRoot>> {
     config
         .replicas
         .iter()
-        .map(|r| match (&r.kind, r.layout) {
+        .map(|r| match (&r.kind, r.layout()) {
             (ReplicaKind::Fs { root, work }, config::ReplicaLayout::Ocfl) => {
                 Some(OcflRoot::Fs(ocfl::fs::FsRoot {
                     name: r.name.clone(),
@@ -603,7 +612,7 @@ fn ocfl_roots(config: &StoreConfig) -> Option<Vec<ocfl::root::OcflRoot>> {
 /// The replica a configuration entry describes.
 fn open_replica(r: &ReplicaConfig) -> Result<Box<dyn Replica>, StoreError> {
     match &r.kind {
-        ReplicaKind::Fs { root, .. } if r.layout == config::ReplicaLayout::Ocfl => {
+        ReplicaKind::Fs { root, .. } if r.layout() == config::ReplicaLayout::Ocfl => {
             Ok(Box::new(FsReplica::ocfl(&r.name, root)))
         }
         ReplicaKind::Fs { root, .. } => Ok(Box::new(FsReplica::new(&r.name, root))),
@@ -612,7 +621,7 @@ fn open_replica(r: &ReplicaConfig) -> Result<Box<dyn Replica>, StoreError> {
             let bucket =
                 s3::Bucket { endpoints, bucket, region, access_key_env, secret_key_env, prefix };
             let replica = s3::S3Replica::new(&r.name, &bucket)?;
-            if r.layout == config::ReplicaLayout::Ocfl {
+            if r.layout() == config::ReplicaLayout::Ocfl {
                 return Ok(Box::new(replica.ocfl()));
             }
             Ok(Box::new(replica))

@@ -644,7 +644,9 @@ pub struct ReplicaCopies {
 pub struct PackageState {
     /// The OBJID.
     pub identifier: String,
-    /// When every copy verified (the put accepted); `None` when not.
+    /// When every copy verified (the put accepted; RFC 3339); `None` when not. In an OCFL
+    /// store: when the state database recorded the commit of the object's latest head (of a
+    /// package kept in another's object: when it recorded where it is kept).
     pub accepted_at: Option<String>,
     /// Its copies by replica, by replica name.
     pub replicas: Vec<ReplicaCopies>,
@@ -658,6 +660,7 @@ pub(crate) struct StateReader {
     /// database no newer webaip opened to write lacks them: nothing recorded there).
     has_checks: bool,
     has_kept: bool,
+    has_heads: bool,
 }
 
 /// One replica's last check of an object by `store check`, as `object_check` records it.
@@ -680,6 +683,21 @@ pub(crate) struct KeptPackage {
     pub package: String,
     /// Its object and version.
     pub place: OcflPlace,
+    /// When the database recorded that place (RFC 3339; `None` for a place found by its
+    /// version's message, which the database does not record).
+    pub recorded_at: Option<String>,
+}
+
+/// Whether the database has table `name` (one an older webaip never made is not there).
+pub(super) fn has_table(conn: &Connection, name: &str) -> Result<bool, StoreError> {
+    let n: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+            [name],
+            |r| r.get(0),
+        )
+        .map_err(db)?;
+    Ok(n > 0)
 }
 
 impl StateReader {
@@ -688,17 +706,10 @@ impl StateReader {
         let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(db)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
-        let has = |table: &str| {
-            conn.query_row(
-                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
-                [table],
-                |r| r.get::<_, i64>(0),
-            )
-            .map(|n| n > 0)
-            .map_err(db)
-        };
+        let has = |table: &str| has_table(&conn, table);
         let (has_checks, has_kept) = (has("object_check")?, has("ocfl_package")?);
-        Ok(StateReader { conn, has_checks, has_kept })
+        let has_heads = has("ocfl_head")?;
+        Ok(StateReader { conn, has_checks, has_kept, has_heads })
     }
 
     /// Each replica's last check of `object` (OCFL: its object directory), by replica.
@@ -733,15 +744,62 @@ impl StateReader {
         }
         let mut st = self
             .conn
-            .prepare("SELECT package, object, version FROM ocfl_package ORDER BY object, package")
+            .prepare(
+                "SELECT package, object, version, recorded_at FROM ocfl_package
+                 ORDER BY object, package",
+            )
             .map_err(db)?;
         let rows = st
             .query_map([], |r| {
                 let place = OcflPlace { object: r.get(1)?, version: r.get(2)? };
-                Ok(KeptPackage { package: r.get(0)?, place })
+                Ok(KeptPackage { package: r.get(0)?, place, recorded_at: r.get(3)? })
             })
             .map_err(db)?;
         rows.collect::<Result<Vec<_>, _>>().map_err(db)
+    }
+
+    /// Whether the database records packages put in the webaip layout that no finished
+    /// migration moved to OCFL storage roots.
+    pub(crate) fn holds_unmigrated_packages(&self) -> Result<bool, StoreError> {
+        let table = |name: &str| has_table(&self.conn, name);
+        if !table("package")? {
+            return Ok(false);
+        }
+        let any: i64 = self
+            .conn
+            .query_row("SELECT EXISTS (SELECT 1 FROM package)", [], |r| r.get(0))
+            .map_err(db)?;
+        if any == 0 {
+            return Ok(false);
+        }
+        if !table("ocfl_migration")? {
+            return Ok(true);
+        }
+        let finished: Option<String> = self
+            .conn
+            .query_row("SELECT finished_at FROM ocfl_migration WHERE id = 1", [], |r| r.get(0))
+            .optional()
+            .map_err(db)?
+            .flatten();
+        Ok(finished.is_none())
+    }
+
+    /// When the database recorded the commit of object `identifier`'s latest head: the
+    /// earliest record of that head over the replicas (a replica brought up to it later by a
+    /// rerun or a repair records it later). `None` when no commit is recorded.
+    pub(crate) fn head_recorded_at(&self, identifier: &str) -> Result<Option<String>, StoreError> {
+        if !self.has_heads {
+            return Ok(None);
+        }
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT CAST(substr(head, 2) AS INTEGER) AS n, MIN(recorded_at) FROM ocfl_head
+                 WHERE identifier = ?1 GROUP BY n ORDER BY n DESC LIMIT 1",
+            )
+            .map_err(db)?;
+        let found = st.query_row([identifier], |r| r.get::<_, String>(1)).optional();
+        found.map_err(db)
     }
 
     /// Hands every package, by identifier, to `each`.

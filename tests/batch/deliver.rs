@@ -95,7 +95,10 @@ fn store_without_out_retries_a_failed_put_and_keeps_no_local_copy() {
             .query_row("SELECT error_kind FROM items WHERE key = ?1", [&key], |r| r.get(0))
             .unwrap();
         assert_eq!((state.as_str(), kind.as_str()), ("failed", "store"), "{key}: {error}");
-        assert!(error.contains("not accepted: failed on b"), "{key}: {error}");
+        // The webaip layout's put reports the replica it failed on; an OCFL put (the default)
+        // fails naming the replica and the file.
+        let on_b = error.contains("not accepted: failed on b") || error.contains("replica b: ");
+        assert!(on_b, "{key}: {error}");
         // The package record is kept for the retry.
         assert_eq!(sha.len(), 128, "{key}");
     }
@@ -137,7 +140,9 @@ fn store_without_out_retries_a_failed_put_and_keeps_no_local_copy() {
         names(&work).into_iter().filter(|n| !n.starts_with("batch-journal")).collect();
     assert_eq!(moved, [".batch-work"]);
     let check = store(&config, &["check", "--deep"], 0);
-    assert_eq!((check["clean"].as_bool(), check["packages"].as_u64()), (Some(true), Some(2)));
+    // Packages in the webaip layout, objects in OCFL storage roots (the default).
+    let held = check.get("packages").or(check.get("objects")).and_then(|n| n.as_u64());
+    assert_eq!((check["clean"].as_bool(), held), (Some(true), Some(2)), "{check}");
     let text = webaip(&["batch", "status", journal.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("total: 2 item(s): 2 done (0 with findings, 2 stored)"), "{text}");
@@ -171,7 +176,9 @@ fn a_batch_packaged_before_is_stored_by_a_later_run_without_rebuilding() {
         assert_eq!(sha512_hex(&mets), golden_mets(golden), "{key}");
     }
     let check = store(&config, &["check", "--deep"], 0);
-    assert_eq!((check["clean"].as_bool(), check["packages"].as_u64()), (Some(true), Some(2)));
+    // Packages in the webaip layout, objects in OCFL storage roots (the default).
+    let held = check.get("packages").or(check.get("objects")).and_then(|n| n.as_u64());
+    assert_eq!((check["clean"].as_bool(), held), (Some(true), Some(2)), "{check}");
     // Done and stored: a third run has nothing to do.
     let third = outcome(&run(&csv, &args), 0);
     assert_eq!((third["packaged"].as_u64(), third["skipped_done"].as_u64()), (Some(0), Some(2)));

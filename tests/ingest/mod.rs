@@ -435,7 +435,7 @@ fn store_puts_the_aip_to_every_replica() {
     for name in ["one", "two"] {
         let root = tmp.path().join(name);
         text.push_str(&format!(
-            "\n[[replica]]\nname = \"{name}\"\ntype = \"fs\"\nroot = \"{}\"\n",
+            "\n[[replica]]\nname = \"{name}\"\ntype = \"fs\"\nlayout = \"webaip\"\nroot = \"{}\"\n",
             root.display()
         ));
     }

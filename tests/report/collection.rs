@@ -63,7 +63,7 @@ fn collection(dir: &Path) -> Collection {
     for name in ["disk1", "disk2"] {
         let root = dir.join(name);
         text.push_str(&format!(
-            "\n[[replica]]\nname = \"{name}\"\ntype = \"fs\"\nroot = \"{}\"\n",
+            "\n[[replica]]\nname = \"{name}\"\ntype = \"fs\"\nlayout = \"webaip\"\nroot = \"{}\"\n",
             root.display()
         ));
     }
@@ -615,7 +615,7 @@ fn every_configured_replica_is_counted_and_copies_found_bad_are_said() {
     let c = collection(dir.path());
     let mut text = std::fs::read_to_string(&c.config).unwrap();
     text.push_str(&format!(
-        "\n[[replica]]\nname = \"disk3\"\ntype = \"fs\"\nroot = \"{}\"\n",
+        "\n[[replica]]\nname = \"disk3\"\ntype = \"fs\"\nlayout = \"webaip\"\nroot = \"{}\"\n",
         dir.path().join("disk3").display()
     ));
     std::fs::write(&c.config, text).unwrap();

@@ -48,14 +48,14 @@ fn cluster(action: &str, node: &str) {
 /// A configuration with a file system replica `disk` and, given the cluster, `garage`.
 fn config(dir: &Path, garage: Option<&HashMap<String, String>>) -> PathBuf {
     let mut text = format!(
-        "state = \"state.sqlite\"\n\n[[replica]]\nname = \"disk\"\ntype = \"fs\"\nroot = \"{}\"\n",
+        "state = \"state.sqlite\"\n\n[[replica]]\nname = \"disk\"\ntype = \"fs\"\nlayout = \"webaip\"\nroot = \"{}\"\n",
         dir.join("disk").display()
     );
     if let Some(g) = garage {
         let endpoints: Vec<String> =
             g["S3_ENDPOINTS"].split(',').map(|e| format!("\"{e}\"")).collect();
         text.push_str(&format!(
-            "\n[[replica]]\nname = \"garage\"\ntype = \"s3\"\nendpoints = [{}]\nbucket = \"{}\"\nregion = \"garage\"\n",
+            "\n[[replica]]\nname = \"garage\"\ntype = \"s3\"\nlayout = \"webaip\"\nendpoints = [{}]\nbucket = \"{}\"\nregion = \"garage\"\n",
             endpoints.join(", "),
             g["S3_BUCKET"]
         ));
@@ -395,7 +395,7 @@ fn config_with(
     let mut text = format!("state = \"{}\"\n", state.display());
     for (name, root) in disks {
         text.push_str(&format!(
-            "\n[[replica]]\nname = \"{name}\"\ntype = \"fs\"\nroot = \"{}\"\n",
+            "\n[[replica]]\nname = \"{name}\"\ntype = \"fs\"\nlayout = \"webaip\"\nroot = \"{}\"\n",
             root.display()
         ));
     }
@@ -403,7 +403,7 @@ fn config_with(
         let endpoints: Vec<String> =
             g["S3_ENDPOINTS"].split(',').map(|e| format!("\"{e}\"")).collect();
         text.push_str(&format!(
-            "\n[[replica]]\nname = \"garage\"\ntype = \"s3\"\nendpoints = [{}]\nbucket = \"{}\"\nregion = \"garage\"\nprefix = \"{prefix}\"\n",
+            "\n[[replica]]\nname = \"garage\"\ntype = \"s3\"\nlayout = \"webaip\"\nendpoints = [{}]\nbucket = \"{}\"\nregion = \"garage\"\nprefix = \"{prefix}\"\n",
             endpoints.join(", "),
             g["S3_BUCKET"]
         ));

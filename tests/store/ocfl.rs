@@ -486,7 +486,7 @@ fn ocfl_mixed_layouts_and_buckets_are_refused_by_the_configuration() {
         &cfg,
         format!(
             "[[replica]]\nname = \"a\"\ntype = \"fs\"\nlayout = \"ocfl\"\nroot = \"{0}/a\"\n\n\
-             [[replica]]\nname = \"b\"\ntype = \"fs\"\nroot = \"{0}/b\"\n",
+             [[replica]]\nname = \"b\"\ntype = \"fs\"\nlayout = \"webaip\"\nroot = \"{0}/b\"\n",
             tmp.path().display()
         ),
     )
@@ -1230,4 +1230,47 @@ fn ocfl_an_empty_root_declaration_is_finished_by_the_next_put() {
         assert_eq!(fs::read(tmp.path().join(d).join("0=ocfl_1.1")).unwrap(), b"ocfl_1.1\n");
         assert_ocfl_valid(&tmp.path().join(d), 1);
     }
+}
+
+/// A configuration that names no layout: a new store is OCFL; a store whose state database
+/// holds packages of the webaip layout keeps that layout until `store migrate` moves it.
+#[test]
+fn ocfl_is_the_layout_of_a_new_store_and_an_older_store_keeps_its_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = same_objid_pair(tmp.path());
+    let unnamed = |dir: &Path, layout: &str| {
+        let cfg = dir.join("store.toml");
+        let text = format!(
+            "state = \"state.sqlite\"\n\n[[replica]]\nname = \"disk\"\ntype = \"fs\"\n{layout}root = \"{}\"\n",
+            dir.join("disk").display()
+        );
+        fs::write(&cfg, text).unwrap();
+        cfg
+    };
+    // New: an OCFL storage root that ocfl-py validates.
+    let new = tmp.path().join("new");
+    fs::create_dir_all(&new).unwrap();
+    assert_eq!(put(&unnamed(&new, ""), &a)["version"], "v1");
+    assert_ocfl_valid(&new.join("disk"), 1);
+
+    // Older: put in the webaip layout, then the layout line dropped.
+    let old = tmp.path().join("old");
+    fs::create_dir_all(&old).unwrap();
+    let (code, r) =
+        store(&no_env(), &unnamed(&old, "layout = \"webaip\"\n"), &["put", a.to_str().unwrap()]);
+    assert_eq!(code, 0, "{r:#}");
+    let cfg = unnamed(&old, "");
+    let (code, r) = store(&no_env(), &cfg, &["check"]);
+    assert_eq!(
+        (code, &r["packages"]),
+        (0, &serde_json::json!(1)),
+        "the webaip layout's check: {r:#}"
+    );
+    assert!(!old.join("disk/0=ocfl_1.1").exists());
+    // Migrated, it is OCFL, and the configuration says so.
+    let (code, r) = store(&no_env(), &cfg, &["migrate"]);
+    assert_eq!((code, &r["switched"]), (0, &serde_json::json!(true)), "{r:#}");
+    assert!(fs::read_to_string(&cfg).unwrap().contains("layout = \"ocfl\""));
+    assert_eq!(put(&cfg, &b)["version"], "v2");
+    assert_ocfl_valid(&old.join("disk"), 1);
 }

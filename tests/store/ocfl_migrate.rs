@@ -23,7 +23,7 @@ fn webaip_config(dir: &Path) -> PathBuf {
     );
     for name in ["disk-a", "disk-b"] {
         text.push_str(&format!(
-            "\n[[replica]]\nname = \"{name}\"\ntype = \"fs\"\nroot = \"{}\"\n",
+            "\n[[replica]]\nname = \"{name}\"\ntype = \"fs\"\nlayout = \"webaip\"\nroot = \"{}\"\n",
             dir.join(name).display()
         ));
     }
@@ -439,7 +439,7 @@ fn a_store_with_a_bucket_replica_is_refused_and_left_as_it_is() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = tmp.path().join("store.toml");
     let text = format!(
-        "state = \"{}\"\n\n[[replica]]\nname = \"disk\"\ntype = \"fs\"\nroot = \"{}\"\n\n[[replica]]\nname = \"bucket\"\ntype = \"s3\"\nendpoints = [\"http://127.0.0.1:9\"]\nbucket = \"b\"\n",
+        "state = \"{}\"\n\n[[replica]]\nname = \"disk\"\ntype = \"fs\"\nlayout = \"webaip\"\nroot = \"{}\"\n\n[[replica]]\nname = \"bucket\"\ntype = \"s3\"\nlayout = \"webaip\"\nendpoints = [\"http://127.0.0.1:9\"]\nbucket = \"b\"\n",
         tmp.path().join("state.sqlite").display(),
         tmp.path().join("disk").display()
     );

@@ -73,7 +73,7 @@ impl StoreRead {
                 let what = "a scratch folder for the METS fetched".into();
                 CollectionError::Write { what, source }
             })?;
-        let ocfl = config.replicas.iter().any(|r| r.layout == ReplicaLayout::Ocfl);
+        let ocfl = config.replicas.iter().any(|r| r.layout() == ReplicaLayout::Ocfl);
         let names = config.replicas.iter().map(|r| r.name.clone()).collect();
         Ok((StoreRead { store: Store::open(&config)?, scratch, ocfl, names }, reader))
     }
@@ -132,7 +132,10 @@ impl StoreRead {
             let mut mine: Vec<(KeptPackage, bool)> =
                 recorded.remove(&id).unwrap_or_default().into_iter().map(|k| (k, true)).collect();
             mine.extend(unrecorded_kept(&id, held.as_ref(), &known).map(|k| (k, false)));
-            let p = object.state;
+            let mut p = object.state;
+            if object.head.is_some() {
+                p.accepted_at = reader.head_recorded_at(&id)?;
+            }
             let rows: Vec<Stored> =
                 mine.iter().map(|(k, rec)| self.kept_row(k, *rec, &p, checks.clone())).collect();
             let role = OcflRole::Object { head: object.head, held };
@@ -157,10 +160,11 @@ impl StoreRead {
         object: &PackageState,
         checks: Vec<ObjectCheckRecord>,
     ) -> Stored {
-        let said = if recorded { "recorded" } else { "found by its message" };
+        // Found only by its version's message, it has no record of being accepted (the row
+        // says where it was found instead).
         let p = PackageState {
             identifier: k.package.clone(),
-            accepted_at: object.accepted_at.as_ref().map(|_| format!("{} {said}", k.place.version)),
+            accepted_at: k.recorded_at.clone(),
             replicas: object.replicas.clone(),
         };
         self.stored(p, checks, Some(OcflRole::Kept { place: k.place.clone(), recorded }))
@@ -336,6 +340,7 @@ fn unrecorded_kept<'a>(
         move |(p, n)| KeptPackage {
             package: p.clone(),
             place: OcflPlace { object: id.into(), version: format!("v{n}") },
+            recorded_at: None,
         },
     )
 }
@@ -410,8 +415,8 @@ fn ocfl_objects(store: &Store, names: &[String]) -> Result<Vec<ListedObject>, St
             || crate::store::ocfl::layout::object_path(&identifier),
             |o| o.object.clone(),
         );
-        let accepted_at = head.map(|n| format!("v{n} recorded"));
-        let state = PackageState { identifier, accepted_at, replicas };
+        // When it was accepted is the state database's to say (`each_object` asks it).
+        let state = PackageState { identifier, accepted_at: None, replicas };
         ListedObject { state, dir, head }
     };
     Ok(by_id.into_iter().map(listed).collect())

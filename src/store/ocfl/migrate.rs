@@ -792,7 +792,7 @@ fn switch_config(given: &Path) -> Result<(), StoreError> {
     written.map_err(|e| fail(confined::describe_io(&e)))?;
     let loaded = StoreConfig::load(&temp);
     if !loaded.as_ref().is_ok_and(|c| {
-        c.replicas.iter().all(|r| r.layout == crate::store::config::ReplicaLayout::Ocfl)
+        c.replicas.iter().all(|r| r.layout() == crate::store::config::ReplicaLayout::Ocfl)
     }) {
         let _ = std::fs::remove_file(&temp);
         return Err(fail(

@@ -379,13 +379,14 @@ impl Store {
             .user
             .name
             .clone()
-            .or_else(|| std::env::var("USER").ok())
             .filter(|n| !n.is_empty())
+            .or_else(login_name)
             .unwrap_or_else(|| "webaip".into());
+        let address = self.user.address.clone().or_else(login_address);
         VersionMeta {
             created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             message: message.into(),
-            user: User { name, address: self.user.address.clone() },
+            user: User { name, address },
         }
     }
 
@@ -1243,4 +1244,25 @@ fn compare_heads(
         let detail = format!("head v{} here, {}{how}", c.head, named(&r));
         out.push(object_finding(c.replica, object, &key, FindingKind::Differs, detail));
     }
+}
+
+/// The address of the login running webaip when the configuration gives none: `mailto:` the
+/// login at this host, as git makes an identity it was not given (OCFL wants an address for
+/// every version's user; a version without one draws a warning from validators). `None`
+/// without a login name or a host name.
+fn login_address() -> Option<String> {
+    let login = login_name()?;
+    let uname = rustix::system::uname();
+    let host = uname.nodename().to_string_lossy();
+    let host = host.trim();
+    (!host.is_empty()).then(|| format!("mailto:{login}@{host}"))
+}
+
+/// The running user's login: `$USER`, else the password database's name of the user id.
+fn login_name() -> Option<String> {
+    let from_env = std::env::var("USER").ok().filter(|u| !u.is_empty());
+    from_env.or_else(|| {
+        let user = nix::unistd::User::from_uid(nix::unistd::getuid()).ok().flatten()?;
+        Some(user.name).filter(|n| !n.is_empty())
+    })
 }

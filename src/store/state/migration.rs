@@ -44,15 +44,7 @@ impl StateDb {
 
     /// Whether a migration began (finished or not).
     pub(crate) fn migration_begun(&self) -> Result<bool, StoreError> {
-        let has: i64 = self
-            .conn
-            .query_row(
-                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ocfl_migration'",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(db)?;
-        if has == 0 {
+        if !super::has_table(&self.conn, "ocfl_migration")? {
             return Ok(false);
         }
         let started: Option<String> = self

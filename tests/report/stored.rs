@@ -167,6 +167,13 @@ fn an_aip_whose_place_the_database_lost_is_listed_from_its_versions_message() {
     let cfg = config.to_str().unwrap();
     let db = rusqlite::Connection::open(dir.path().join("state.sqlite")).unwrap();
     assert_eq!(db.execute("DELETE FROM ocfl_package", []).unwrap(), 1);
+    let committed: String = db
+        .query_row(
+            "SELECT MIN(recorded_at) FROM ocfl_head WHERE identifier = ?1 AND head = 'v2'",
+            [&object],
+            |r| r.get(0),
+        )
+        .unwrap();
     drop(db);
     let (state, inventories) = recount(dir.path());
     assert!(state["kept"].as_object().is_none_or(|k| k.is_empty()), "{state:#}");
@@ -186,6 +193,11 @@ fn an_aip_whose_place_the_database_lost_is_listed_from_its_versions_message() {
         }
         assert_eq!(row["ocfl"]["version"].as_str(), Some(from), "{row:#}");
     }
+    // Accepted when the database recorded the head's commit (a date, never a version); the
+    // AIP found only by its version's message has no record of being accepted.
+    assert_eq!(rows[0]["accepted_at"].as_str(), Some(committed.as_str()), "{:#}", rows[0]);
+    assert!(chrono::DateTime::parse_from_rfc3339(&committed).is_ok(), "{committed}");
+    assert!(rows[1]["accepted_at"].is_null(), "{:#}", rows[1]);
     assert_eq!(rows[0]["ocfl"]["place_recorded"], true, "{:#}", rows[0]);
     assert_eq!(rows[1]["ocfl"]["place_recorded"], false, "{:#}", rows[1]);
     assert_eq!(rows[0]["ocfl"]["head_package"].as_str(), Some(aip.as_str()), "{:#}", rows[0]);

@@ -562,6 +562,12 @@ pub(crate) trait Tee: Sync {
     fn open(&self, href: &str) -> Option<Box<dyn io::Write + Send + '_>>;
     /// Package file `href` was read whole through its writer; its bytes' SHA-512 (hex).
     fn read(&self, href: &str, sha512: &str);
+    /// Whether the tee's owner reads package file `href` whole later and checks its SHA-512
+    /// against the manifest then (a bucket upload hashes what it sends), so that a check of
+    /// the package's fixity need not read it first. The audit reads every file regardless.
+    fn checks_later(&self, _href: &str) -> bool {
+        false
+    }
 }
 
 /// [`audit_package`], each file read whole also written to `tee`.

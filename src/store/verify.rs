@@ -159,13 +159,16 @@ fn refuse_mets_disagreeing(
 
 /// Reads every file of `files` once, in parallel, and refuses the package unless each has
 /// its manifest SHA-512. With `tee`, each file's bytes are written to it in the same read
-/// (what it asks for), then its digest told. The manifest itself was hashed as it was read.
+/// (what it asks for), then its digest told; a file `tee` checks later is not read here. The
+/// manifest itself was hashed as it was read.
 pub(super) fn verify_fixity(
     dir: &Path,
     files: &[PackageFile],
     tee: Option<&dyn Tee>,
 ) -> Result<(), StoreError> {
-    let mut order: Vec<&PackageFile> = files.iter().filter(|f| f.rel != MANIFEST).collect();
+    let later = |f: &PackageFile| tee.is_some_and(|t| t.checks_later(&f.rel));
+    let mut order: Vec<&PackageFile> =
+        files.iter().filter(|f| f.rel != MANIFEST && !later(f)).collect();
     // The largest first, so that no core is left with a large file at the end.
     order.sort_by_key(|f| std::cmp::Reverse(f.size));
     let refuse =

@@ -12,7 +12,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use super::{grouped, open_page, packaged, samples};
-use crate::util::{oracle_python, repo, report_of, sample, webaip};
+use crate::util::{copy_tree, oracle_python, repo, report_of, sample, webaip};
 
 /// A collection: three packaged samples, a copy of one whose METS is cut short, a batch run
 /// (one sample, one broken ARC) with its journal, and a store of two file system replicas
@@ -90,11 +90,6 @@ fn done_packages(c: &Collection) -> impl Iterator<Item = PathBuf> {
 /// The one package the collection's batch made.
 fn done_package(c: &Collection) -> PathBuf {
     done_packages(c).next().expect("the batch made one package")
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    let ok = Command::new("cp").arg("-a").arg(from).arg(to).status().unwrap().success();
-    assert!(ok, "cp -a {}", from.display());
 }
 
 fn recount(c: &Collection) -> Value {

@@ -290,3 +290,59 @@ fn interrupted_puts(
     validate(b, tmp, &id, "v5", a);
     assert_ocfl_valid(&tmp.join("disk"), 1);
 }
+
+/// A store of buckets only: the files a version adds are not read before they are sent (each
+/// upload hashes what it sends). A package one of whose containers is not its manifest's
+/// bytes is refused as damaged, naming the file and both digests, and the bucket keeps
+/// nothing of it; the intact package is then stored and validates.
+#[cfg(feature = "s3")]
+#[test]
+fn ocfl_bucket_only_store_refuses_a_damaged_package_found_by_the_upload_and_keeps_nothing() {
+    let _cluster = crate::util::garage_in_use();
+    let g = garage();
+    let tmp = tempfile::tempdir().unwrap();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let prefix = format!("ocfl-only-{}/", nanos.as_nanos());
+    let b = Bucket::new(&g, &prefix);
+    let endpoints: Vec<String> = g["S3_ENDPOINTS"].split(',').map(|e| format!("\"{e}\"")).collect();
+    let cfg = tmp.path().join("store.toml");
+    let text = format!(
+        "state = \"{}\"\n\n[[replica]]\nname = \"garage\"\ntype = \"s3\"\nendpoints = [{}]\n\
+         bucket = \"{}\"\nregion = \"garage\"\nprefix = \"{prefix}\"\n",
+        tmp.path().join("state.sqlite").display(),
+        endpoints.join(", "),
+        g["S3_BUCKET"],
+    );
+    fs::write(&cfg, text).unwrap();
+    let (a, _) = same_objid_pair(tmp.path());
+    let damaged = tmp.path().join("damaged");
+    crate::util::copy_tree(&a, &damaged);
+    let container = fs::read_dir(damaged.join("content"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".warc.gz"))
+        .unwrap();
+    let mut bytes = fs::read(&container).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x01;
+    fs::write(&container, &bytes).unwrap();
+
+    let o = webaip_command()
+        .args(["store", "--config", cfg.to_str().unwrap(), "put"])
+        .arg(&damaged)
+        .envs(g.iter().filter(|(k, _)| k.starts_with("AWS_")))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{said}");
+    let name = container.file_name().unwrap().to_string_lossy();
+    assert!(said.contains(&*name) && said.contains("its SHA-512 is"), "{said}");
+    let objects: Vec<String> = b.list().into_keys().filter(|k| k.contains("urn%3a")).collect();
+    assert_eq!(objects, Vec::<String>::new(), "nothing of the refused package is kept");
+
+    let (code, r) = put_with(&g, &cfg, &a, &[]);
+    assert_eq!((code, &r["packages"][0]["version"]), (0, &serde_json::json!("v1")), "{r:#}");
+    let root = b.download(&tmp.path().join("mirror"));
+    assert_ocfl_valid(&root, 1);
+    assert_eq!(store(&g, &cfg, &["check", "--deep"]).1["clean"], true);
+}

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::ocfl::{assert_ocfl_valid, files_of, ocfl_config, put};
 use super::{objid, store};
-use crate::util::{Package, package, repo, webaip_command};
+use crate::util::{Package, copy_tree, package, repo, webaip_command};
 
 /// Every file below a storage root with its size.
 fn sizes_of(root: &Path) -> BTreeMap<String, u64> {
@@ -226,12 +226,6 @@ fn edit_mets(pkg: &Path, edit: &dyn Fn(String) -> String) {
     let digest = super::sha512_hex(mets.as_bytes());
     let manifest = manifest.replace(line, &format!("{digest}  METS.xml"));
     std::fs::write(pkg.join("manifest-sha512.txt"), manifest).unwrap();
-}
-
-/// `cp -a`.
-fn copy_tree(from: &Path, to: &Path) {
-    let o = std::process::Command::new("cp").arg("-a").args([from, to]).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 /// `store get ID --out DIR` (exit 0), the files it gave.

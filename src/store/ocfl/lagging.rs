@@ -90,7 +90,8 @@ impl Store {
         let plan = Plan { roots: &roots, replicas: replicas.clone(), obj: run.obj, prev, added };
         let staging = Staging::new(plan, run.progress);
         let verified = verify_package(run.dir, run.files, run.opts, Some(&staging))?;
-        self.pool.install(|| staging.complete(run.dir));
+        let staged = self.pool.install(|| staging.complete(run.dir));
+        self.refused_after_upload(run.roots, run.id, staged)?;
         for (root, r) in roots.iter().zip(&replicas) {
             root.ensure_root(*r)?;
         }

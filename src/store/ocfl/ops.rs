@@ -231,7 +231,8 @@ impl Store {
         let plan = Plan { roots, replicas, obj: &obj, prev: prev.as_ref(), added };
         let staging = Staging::new(plan, progress);
         report.verified = verify_package(dir, files, opts, Some(&staging))?;
-        self.pool.install(|| staging.complete(dir));
+        let staged = self.pool.install(|| staging.complete(dir));
+        self.refused_after_upload(roots, &identifier, staged)?;
         let stages = staging.into_stages();
         for (root, r) in roots.iter().zip(&self.replicas) {
             root.ensure_root(r.as_ref())?;
@@ -388,6 +389,21 @@ impl Store {
             message: message.into(),
             user: User { name, address },
         }
+    }
+
+    /// A package an upload found damaged (`staged`) is refused, and what the uploads had
+    /// written to the roots is cleared as a killed put's leftovers are (never a version: no
+    /// inventory names it); a failure to clear is left to the next put or `store repair`.
+    pub(super) fn refused_after_upload(
+        &self,
+        roots: &[OcflRoot],
+        id: &str,
+        staged: Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        if staged.is_err() {
+            let _ = self.settle(roots, id);
+        }
+        staged
     }
 
     /// Clears what an interrupted put left on each bucket root in object `id` (see

@@ -8,7 +8,10 @@
 //! files the audit does not read whole (the METS, the manifest) are copied and hashed as
 //! before. A replica whose stage cannot be written fails alone; the others go on. A bucket
 //! root has no stage: once the audit passed, the version's files are written to it in place,
-//! each hashed as it is sent (see [`super::bucket`]).
+//! each hashed as it is sent (see [`super::bucket`]). Where every replica is a bucket, the
+//! fixity check does not read the files the version adds beforehand: their uploads hash them,
+//! and a file whose bytes are not its manifest's refuses the package (what the uploads wrote
+//! is no version, and is cleared as a killed put's leftovers are).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
@@ -25,7 +28,7 @@ use super::inventory::{INVENTORY, SIDECAR};
 use super::layout::OBJECT_DECLARATION;
 use super::root::OcflRoot;
 use crate::store::replica::{Replica, Source};
-use crate::store::{CopyFailure, PackageFile, StoreError};
+use crate::store::{CopyFailure, PackageFile, PackageProblem, StoreError, StoreRefusal};
 
 /// Where one replica's new version is being written.
 pub(super) enum Target<'a> {
@@ -52,6 +55,8 @@ pub(super) struct Staging<'a> {
     opened: Mutex<BTreeSet<String>>,
     /// The SHA-512 of each file the audit read whole into the stages.
     digests: Mutex<BTreeMap<String, String>>,
+    /// The first package file an upload found not to be its manifest's bytes.
+    damaged: Mutex<Option<PackageProblem>>,
     progress: &'a (dyn Fn(u64) + Sync),
 }
 
@@ -89,6 +94,7 @@ impl<'a> Staging<'a> {
             added,
             opened: Mutex::new(BTreeSet::new()),
             digests: Mutex::new(BTreeMap::new()),
+            damaged: Mutex::new(None),
             progress,
         }
     }
@@ -134,7 +140,7 @@ impl<'a> Staging<'a> {
     /// After the audit passed: every added file the audit read must have its manifest's
     /// SHA-512 (else no replica commits: the package is not the one its manifest describes);
     /// the others are copied from the package into each stage, hashed as they are written.
-    pub(super) fn complete(&self, dir: &Path) {
+    pub(super) fn complete(&self, dir: &Path) -> Result<(), StoreError> {
         let digests = std::mem::take(&mut *locked(&self.digests));
         for (rel, (content, f)) in &self.added {
             match digests.get(*rel) {
@@ -156,6 +162,10 @@ impl<'a> Staging<'a> {
             }
         }
         self.upload(dir);
+        match locked(&self.damaged).take() {
+            Some(problem) => Err(StoreRefusal::Package { dir: dir.into(), problem }.into()),
+            None => Ok(()),
+        }
     }
 
     /// Writes every added file to each live bucket root, verified as it is sent (in the
@@ -180,6 +190,9 @@ impl<'a> Staging<'a> {
             }
             let source = Source { root: dir, name: &f.rel };
             if let Err(e) = b.upload(*r, self.obj, content, source, (f.size, &f.sha512)) {
+                if let Some(problem) = source_damage(&e, &f.rel) {
+                    locked(&self.damaged).get_or_insert(problem);
+                }
                 self.fail(*i, e);
             }
         });
@@ -238,7 +251,22 @@ fn begin<'a>(
     Ok(Target::Fs(root, stage))
 }
 
+/// The package's damage an upload's error shows: the SHA-512 of the bytes read from package
+/// file `name` (an upload hashes what it reads) is not its manifest's.
+fn source_damage(e: &StoreError, name: &str) -> Option<PackageProblem> {
+    let StoreError::Replica { source, .. } = e else { return None };
+    let CopyFailure::Digest { found, expected } = source.as_ref() else { return None };
+    let (name, expected, found) = (name.to_string(), expected.clone(), found.clone());
+    Some(PackageProblem::Fixity { name, expected, found })
+}
+
 impl crate::audit::Tee for Staging<'_> {
+    fn checks_later(&self, href: &str) -> bool {
+        // Only where no file system stage waits for the bytes of this read.
+        let buckets = self.stages.iter().all(|s| matches!(s, Ok(Target::Bucket(..))));
+        buckets && self.added.contains_key(href)
+    }
+
     fn open(&self, href: &str) -> Option<Box<dyn Write + Send + '_>> {
         let (content, _) = self.added.get(href)?;
         // A file the METS lists twice is written once.

@@ -27,10 +27,10 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use super::check::{Head, first_version_only, load};
+use super::check::{Head, first_version_only, load, root_file};
 use super::fs::object_lock;
 use super::inventory::{INVENTORY, SIDECAR, sidecar_text};
-use super::layout::{OBJECT_DECLARATION, ROOT_DECLARATION, root_files};
+use super::layout::{OBJECT_DECLARATION, ROOT_DECLARATION, RootFile, root_files};
 use crate::store::replica::{Replica, Source};
 use crate::store::{CopyFailure, StoreError};
 
@@ -83,22 +83,41 @@ impl BucketRoot {
         object_lock(&self.work, self.place.as_bytes(), obj).map_err(|e| self.err("", e))
     }
 
-    /// Makes the storage root (its declaration last) when the bucket (prefix) is empty; one
-    /// holding other things and no declaration is refused.
+    /// Makes the storage root (its declaration last) when the bucket (prefix) is empty, or
+    /// finishes one a killed run left half made (holding only root files webaip writes, each
+    /// with its bytes or the start of them: an empty or cut-short declaration is no
+    /// declaration); one holding anything else and no whole declaration is refused. One maker
+    /// at a time through this work directory.
     pub(crate) fn ensure_root(&self, r: &dyn Replica) -> Result<(), StoreError> {
-        if r.stat(ROOT_DECLARATION.0)?.is_some() {
+        if root_file(r, ROOT_DECLARATION.0)? == RootFile::Sound {
             return Ok(());
         }
-        if !r.list("")?.is_empty() {
-            let root = PathBuf::from(&self.place);
-            return Err(StoreError::NotOcflRoot { replica: self.name.clone(), root });
+        // The root's own lock: no object has the empty id.
+        let _making = self.lock("")?;
+        if root_file(r, ROOT_DECLARATION.0)? == RootFile::Sound {
+            return Ok(());
         }
-        for (name, bytes) in root_files() {
-            crate::hooks::write_point();
-            match r.write_bytes(&name, &bytes, true) {
-                Ok(()) | Err(StoreError::Exists { .. }) => {}
-                Err(e) => return Err(e),
+        let files = root_files();
+        let refused = || {
+            let root = PathBuf::from(&self.place);
+            StoreError::NotOcflRoot { replica: self.name.clone(), root }
+        };
+        let mut sound = BTreeSet::new();
+        for o in r.list("")? {
+            if !files.iter().any(|(n, _)| *n == o.key) {
+                return Err(refused());
             }
+            match root_file(r, &o.key)? {
+                RootFile::Sound => {
+                    sound.insert(o.key);
+                }
+                RootFile::CutShort | RootFile::Absent => {}
+                RootFile::Foreign(_) => return Err(refused()),
+            }
+        }
+        for (name, bytes) in files.iter().filter(|(n, _)| !sound.contains(n)) {
+            crate::hooks::write_point();
+            r.write_bytes(name, bytes, false)?;
         }
         Ok(())
     }

@@ -8,7 +8,10 @@ use serde::{Deserialize, Serialize};
 use super::InventoryFault;
 use super::anchor::Provenance;
 use super::inventory::{self, INVENTORY, Inventory, MAX_INVENTORY, MAX_SIDECAR, SIDECAR, Versions};
-use super::layout::{OBJECT_DECLARATION, OBJECT_DEPTH, object_path};
+use super::layout::{
+    MAX_ROOT_FILE, OBJECT_DECLARATION, OBJECT_DEPTH, ROOT_DECLARATION, RootFile, judge_root_file,
+    object_path,
+};
 use crate::formats::digest::{Sha512, hex};
 use crate::store::StoreError;
 use crate::store::replica::{ListedObject, Replica};
@@ -51,6 +54,50 @@ fn read_small(r: &dyn Replica, key: &str, limit: u64) -> Result<Option<Vec<u8>>,
         Ok(())
     })?;
     Ok(Some(bytes))
+}
+
+/// How root file `name` (one of [`super::layout::root_files`]) stands on `r`.
+pub(crate) fn root_file(r: &dyn Replica, name: &str) -> Result<RootFile, StoreError> {
+    match r.stat(name)? {
+        None => Ok(RootFile::Absent),
+        Some(s) if s.size > MAX_ROOT_FILE => Ok(judge_root_file(name, Some(&[]), true)),
+        Some(_) => {
+            let held = read_small(r, name, MAX_ROOT_FILE)?;
+            Ok(judge_root_file(name, held.as_deref(), false))
+        }
+    }
+}
+
+/// What is wrong with the files declaring the storage root of `r` (see
+/// [`super::layout::root_files`]): each must be there and sound; a root with neither a
+/// declaration nor objects (new, or emptied) has none to check.
+pub(crate) fn root_findings(r: &dyn Replica, in_use: bool) -> Vec<OcflFinding> {
+    if !in_use {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (name, _) in super::layout::root_files() {
+        let (kind, detail) = match root_file(r, &name) {
+            Ok(RootFile::Sound) => continue,
+            Ok(RootFile::Absent) if name == ROOT_DECLARATION.0 => {
+                (FindingKind::Missing, "the root's declaration".to_string())
+            }
+            Ok(RootFile::Absent) => (FindingKind::Missing, "a file of the root's layout".into()),
+            Ok(RootFile::CutShort) => (
+                FindingKind::Invalid,
+                "empty, or the start of the bytes webaip writes there: a write cut short \
+                 (`store repair` finishes it)"
+                    .into(),
+            ),
+            Ok(RootFile::Foreign(what)) => {
+                (FindingKind::Invalid, format!("{what}; not what webaip writes, never overwritten"))
+            }
+            Err(e) => (FindingKind::Unreadable, e.to_string()),
+        };
+        let (replica, object) = (r.name().into(), String::new());
+        out.push(OcflFinding { replica, object, key: name, kind, detail });
+    }
+    out
 }
 
 /// Reads the inventory in `dir` (an object, or one of its version directories) and its

@@ -9,7 +9,7 @@ use super::anchor::{Anchor, Anchors, CopyHead, Provenance, Reference};
 use super::bucket::Settled;
 use super::check::{
     FindingKind, Head, ObjectOnReplica, OcflFinding, check_object, load, object_dirs, owner,
-    read_head,
+    read_head, root_findings,
 };
 use super::fs::{FsRoot, Stage};
 use super::inventory::{
@@ -17,7 +17,7 @@ use super::inventory::{
     sidecar_text,
 };
 use super::kept::{self, Holder};
-use super::layout::{EXTENSION, ROOT_DECLARATION, object_path};
+use super::layout::{ROOT_DECLARATION, object_path, root_files};
 use super::put::{Plan, Staging, Target};
 use super::root::OcflRoot;
 use crate::formats::digest::{Sha512, hex};
@@ -100,13 +100,12 @@ pub(crate) fn survey(r: &dyn Replica) -> Result<Survey, StoreError> {
         dirs.iter().map(|d| (d.clone(), Vec::new())).collect();
     let mut stray = Vec::new();
     let mut declared = false;
-    let extension_config = format!("extensions/{EXTENSION}/config.json");
+    let root_files: Vec<String> = root_files().into_iter().map(|(n, _)| n).collect();
     for o in listing {
         if o.key == ROOT_DECLARATION.0 {
             declared = true;
         }
-        let root_file =
-            o.key == ROOT_DECLARATION.0 || o.key == "ocfl_layout.json" || o.key == extension_config;
+        let root_file = root_files.contains(&o.key);
         match owner(&dirs, &o.key) {
             Some(d) => objects.entry(d.clone()).or_default().push(o),
             None if root_file => {}
@@ -1015,9 +1014,7 @@ fn check_survey(
         kind,
         detail: detail.into(),
     };
-    if !s.declared && !s.objects.is_empty() {
-        findings.push(finding(ROOT_DECLARATION.0, FindingKind::Missing, "the root's declaration"));
-    }
+    findings.extend(root_findings(r, s.declared || !s.objects.is_empty()));
     for o in &s.stray {
         findings.push(finding(&o.key, FindingKind::Extra, "in no object"));
     }

@@ -291,12 +291,13 @@ fn interrupted_puts(
     assert_ocfl_valid(&tmp.join("disk"), 1);
 }
 
-/// The bucket root's own files, in a bucket beside a disk: see [`root_files_in_a_bucket`]
-/// and [`a_half_made_bucket_root`]. Each bucket root said to be mended is downloaded and
+/// The bucket root's own files and an object's lost root inventory, in a bucket beside a
+/// disk: see [`lost_root_inventories`], [`root_files_in_a_bucket`] and
+/// [`a_half_made_bucket_root`]. Each bucket root said to be mended is downloaded and
 /// validated by ocfl-py and read by rocfl.
 #[cfg(feature = "s3")]
 #[test]
-fn ocfl_bucket_root_files_are_checked_and_only_webaips_mended() {
+fn ocfl_bucket_roots_lost_root_inventories_and_root_files() {
     let _cluster = crate::util::garage_in_use();
     let g = garage();
     let tmp = tempfile::tempdir().unwrap();
@@ -307,12 +308,46 @@ fn ocfl_bucket_root_files_are_checked_and_only_webaips_mended() {
     let (a, _) = same_objid_pair(tmp.path());
     let (code, r) = put_with(&g, &cfg, &a, &[]);
     assert_eq!(code, 0, "{r:#}");
+    lost_root_inventories(&g, &cfg, &b, &a, tmp.path());
     root_files_in_a_bucket(&g, &cfg, &b, &a, tmp.path());
     let half = tmp.path().join("half");
     fs::create_dir_all(&half).unwrap();
     let other = Bucket::new(&g, &format!("ocfl-half-{}/", nanos.as_nanos()));
     let cfg = config(&half, &g, &other.prefix);
     a_half_made_bucket_root(&g, &cfg, &other, &a, &half);
+}
+
+/// The bucket's copy of `a` (at v1) loses its root inventory and sidecar. While the state
+/// database records v1 committed there, check calls it damage (`missing`, naming v1), never
+/// an uncommitted version, and repair restores it from the disk.
+fn lost_root_inventories(
+    g: &HashMap<String, String>,
+    cfg: &Path,
+    b: &Bucket,
+    a: &Path,
+    tmp: &Path,
+) {
+    let id = objid(a);
+    let keys = b.list();
+    let obj = keys.keys().find(|k| k.ends_with("/0=ocfl_object_1.1")).unwrap();
+    let obj = obj.trim_end_matches("/0=ocfl_object_1.1").to_string();
+    let root_inventory = format!("{obj}/inventory.json");
+    let lose = || {
+        b.delete(&root_inventory);
+        b.delete(&format!("{obj}/inventory.json.sha512"));
+    };
+    lose();
+    let c = check_deep(g, cfg);
+    let all = c["findings"].as_array().unwrap();
+    assert!(all.iter().all(|f| f["kind"] != "uncommitted-version"), "{c:#}");
+    let lost: Vec<_> = all.iter().filter(|f| f["key"] == root_inventory.as_str()).collect();
+    assert_eq!(lost.len(), 1, "{c:#}");
+    assert_eq!((&lost[0]["replica"], &lost[0]["kind"]), (&"garage".into(), &"missing".into()));
+    assert!(lost[0]["detail"].as_str().unwrap().contains("committed v1"), "{c:#}");
+    let (code, rep) = store(g, cfg, &["repair"]);
+    assert_eq!((code, &rep["repaired"]), (0, &serde_json::json!(true)), "{rep:#}");
+    assert_eq!(b.list(), keys, "the bucket holds exactly the object again");
+    validate(b, tmp, &id, "v1", a);
 }
 
 const CONFIG: &str = "extensions/0003-hash-and-id-n-tuple-storage-layout/config.json";

@@ -1,11 +1,12 @@
-//! What `store check` says of a file system storage root whose own files are gone or wrong,
-//! judged by their bytes; what `store repair` mends (only what webaip itself would write) and
+//! What `store check` says of a file system storage root whose own files, or an object's root
+//! inventory, are gone or wrong, judged by the bytes and by the state database's record of
+//! what webaip committed; what `store repair` mends (only what webaip itself would write) and
 //! what it leaves. ocfl-py validates every root that is said to be mended.
 
 use std::fs;
 use std::path::Path;
 
-use super::ocfl::{assert_ocfl_valid, files_of, no_env, ocfl_config, put};
+use super::ocfl::{assert_ocfl_valid, files_of, findings, no_env, object_dir, ocfl_config, put};
 use super::{same_objid_pair, store};
 
 /// The findings of `c` on `replica`: (key, kind, detail).
@@ -18,6 +19,62 @@ fn on(c: &serde_json::Value, replica: &str) -> Vec<(String, String, String)> {
             (s("key"), s("kind"), s("detail"))
         })
         .collect()
+}
+
+/// An object whose root inventory and sidecar are gone on one replica, the rest of its first
+/// version intact: with the state database recording that webaip committed v1 there, it is
+/// damage (`missing`, naming v1), never "a first version never committed", and repair
+/// restores it from the other replica; with a new database, which records no commit, it may
+/// be a first put interrupted, and is said to be only as that or a loss.
+#[test]
+fn ocfl_a_lost_root_inventory_of_a_committed_object_is_damage_and_repaired() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, _) = same_objid_pair(tmp.path());
+    let cfg = ocfl_config(tmp.path());
+    put(&cfg, &a);
+    let (disk_a, disk_b) = (tmp.path().join("disk-a"), tmp.path().join("disk-b"));
+    let obj = object_dir(&disk_b);
+    let lose = || {
+        fs::remove_file(obj.join("inventory.json")).unwrap();
+        fs::remove_file(obj.join("inventory.json.sha512")).unwrap();
+    };
+    lose();
+    let (code, c) = store(&no_env(), &cfg, &["check"]);
+    assert_eq!(code, 1, "{c:#}");
+    assert!(findings(&c).iter().all(|(_, k)| k != "uncommitted-version"), "{c:#}");
+    let lost: Vec<_> =
+        on(&c, "disk-b").into_iter().filter(|(k, _, _)| k.ends_with("/inventory.json")).collect();
+    assert_eq!(lost.len(), 1, "{c:#}");
+    assert_eq!(lost[0].1, "missing", "{c:#}");
+    assert!(lost[0].2.contains("committed v1") && !lost[0].2.contains("never"), "{c:#}");
+    assert!(on(&c, "disk-a").is_empty(), "{c:#}");
+    let (code, r) = store(&no_env(), &cfg, &["repair"]);
+    assert_eq!((code, &r["repaired"]), (0, &serde_json::json!(true)), "{r:#}");
+    assert_eq!(files_of(&disk_b), files_of(&disk_a));
+    for d in [&disk_a, &disk_b] {
+        assert_ocfl_valid(d, 1);
+    }
+
+    // A new state database records no commit: only then is "never committed" said, and
+    // together with the loss it may be.
+    lose();
+    forget_state(&tmp.path().join("state.sqlite"));
+    let (code, c) = store(&no_env(), &cfg, &["check"]);
+    assert_eq!(code, 1, "{c:#}");
+    let lost: Vec<_> =
+        on(&c, "disk-b").into_iter().filter(|(k, _, _)| k.ends_with("/inventory.json")).collect();
+    assert_eq!(lost.len(), 1, "{c:#}");
+    assert_eq!(lost[0].1, "uncommitted-version", "{c:#}");
+    assert!(lost[0].2.contains("records no commit") && lost[0].2.contains("lost"), "{c:#}");
+}
+
+/// Deletes the state database at `state` (and its journal files): a new one is made by the
+/// next command, recording nothing.
+pub(super) fn forget_state(state: &Path) {
+    fs::remove_file(state).unwrap();
+    for end in ["-wal", "-shm", "-journal"] {
+        let _ = fs::remove_file(format!("{}{end}", state.display()));
+    }
 }
 
 /// One way a root file can be wrong, and whether repair may mend it.

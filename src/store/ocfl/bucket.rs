@@ -12,7 +12,8 @@
 //!   no object); `store check` reports them as an uncommitted version; the next put of the
 //!   object, or `store repair`, removes exactly those files (only under `v(head+1)/`, or for
 //!   an object with no root inventory, only its declaration and `v1/`, and only when webaip
-//!   never committed the object on that replica);
+//!   never committed the object on that replica and, where `v1/` is whole, recorded its
+//!   inventory: a whole `v1/` the state database never knew is never removed);
 //! - between the root inventory and its sidecar: the root inventory is `vN/inventory.json`
 //!   byte for byte, whose own sidecar is good, and the root sidecar still names the old head.
 //!   Readers refuse the copy (the sidecar does not verify); `store check` reports the stale
@@ -27,7 +28,8 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use super::check::{Head, first_version_only, load, root_file};
+use super::anchor::Anchor;
+use super::check::{Head, Headless, headless, load, root_file};
 use super::fs::object_lock;
 use super::inventory::{INVENTORY, SIDECAR, sidecar_text};
 use super::layout::{OBJECT_DECLARATION, ROOT_DECLARATION, RootFile, root_files};
@@ -201,26 +203,26 @@ impl BucketRoot {
         Ok(sha)
     }
 
-    /// Clears what an interrupted put left in `obj` (see the module's notes), and only that.
-    /// `committed_here`: webaip committed the object on this replica (an object with no root
-    /// inventory is then damaged, never a first version to remove); `known`: whether webaip
-    /// recorded an inventory of this SHA-512.
+    /// Clears what an interrupted put left in `obj` (see the module's notes), and only that,
+    /// by what the state database records of the object (`anchor`): a copy without a root
+    /// inventory is judged by [`headless`], as `check` judges it.
     pub(crate) fn settle(
         &self,
         r: &dyn Replica,
         obj: &str,
-        committed_here: bool,
-        known: &dyn Fn(&str) -> bool,
+        anchor: Option<&Anchor>,
     ) -> Result<Settled, StoreError> {
         let listing = r.list(obj)?;
         if listing.is_empty() {
             return Ok(Settled::Nothing);
         }
+        let known = |sha: &str| anchor.is_some_and(|a| a.knows(sha));
         let Some(root) = load(r, obj)? else {
-            if committed_here
-                || !first_version_only(obj, &listing)
-                || unrecorded_whole_v1(r, obj, known)?
-            {
+            let committed = anchor.and_then(|a| a.committed_on(r.name()));
+            if headless(obj, &listing, committed) != Headless::FirstPut {
+                return Ok(Settled::Nothing);
+            }
+            if unrecorded_whole_v1(r, obj, &known)? {
                 return Ok(Settled::Nothing);
             }
             return self.remove(r, listing.into_iter().map(|o| o.key).collect());

@@ -256,15 +256,17 @@ pub(crate) struct ObjectCheck {
 /// Checks object `dir` on `r`, whose files are `listing` (every key below the object):
 /// inventories and sidecars of the root and every version, the head version's inventory
 /// equal to the root's, every content file present (with `deep`, its SHA-512 recomputed),
-/// nothing else there, nothing that is not a regular file.
+/// nothing else there, nothing that is not a regular file. `committed` is the head the
+/// state database says webaip committed on this replica (see [`headless`]).
 pub(crate) fn check_object(
     r: &dyn Replica,
     dir: &str,
     listing: &[ListedObject],
     deep: bool,
+    committed: Option<u32>,
 ) -> ObjectCheck {
-    let first_only = first_version_only(dir, listing);
-    let mut c = Checking { r, dir, findings: Vec::new(), sound: false, more: 0, first_only };
+    let headless = headless(dir, listing, committed);
+    let mut c = Checking { r, dir, findings: Vec::new(), sound: false, more: 0, headless };
     let bytes = listing.iter().map(|o| o.size).sum();
     let mut seen = ObjectOnReplica {
         replica: r.name().into(),
@@ -303,9 +305,8 @@ struct Checking<'a> {
     sound: bool,
     /// Findings past [`MAX_FINDINGS`], counted only.
     more: u64,
-    /// The object holds its declaration and `v1/` files only (what a first put to a bucket
-    /// root killed before its root inventory leaves).
-    first_only: bool,
+    /// What the object is when it has no root inventory.
+    headless: Headless,
 }
 
 /// The most findings listed for one object: a hostile inventory naming millions of absent
@@ -341,15 +342,29 @@ impl Checking<'_> {
         let key = format!("{}/{INVENTORY}", self.dir);
         let loaded = match load(self.r, self.dir) {
             Ok(Some(l)) => l,
-            Ok(None) if self.first_only => {
-                let detail = "a first version never committed (a put interrupted before the \
-                              root inventory): no reader sees the object here"
-                    .into();
-                self.find(&key, FindingKind::UncommittedVersion, detail);
-                return None;
-            }
             Ok(None) => {
-                self.find(&key, FindingKind::Missing, "the object has no inventory".into());
+                let (kind, detail) = match self.headless {
+                    Headless::FirstPut => (
+                        FindingKind::UncommittedVersion,
+                        "no root inventory, and the state database records no commit of the \
+                         object on this replica: a first version never committed (a put \
+                         interrupted before the root inventory), or, when the database is new, \
+                         one whose root inventory was lost; no reader sees the object here"
+                            .to_string(),
+                    ),
+                    Headless::Lost(n) => (
+                        FindingKind::Missing,
+                        format!(
+                            "the root inventory is gone: webaip committed v{n} of this object \
+                             here (the state database says so), so it was lost or deleted, not \
+                             a put interrupted"
+                        ),
+                    ),
+                    Headless::Damaged => {
+                        (FindingKind::Missing, "the object has no inventory".to_string())
+                    }
+                };
+                self.find(&key, kind, detail);
                 return None;
             }
             Err(e) => {
@@ -470,9 +485,34 @@ impl Checking<'_> {
     }
 }
 
+/// What an object copy is when it has no root inventory: the one judgement `check` reports
+/// and a bucket's repair or next put acts on (see [`super::bucket`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Headless {
+    /// Its declaration and `v1/` files only, and the state database records no commit of
+    /// the object on this replica: what a first put killed before its root inventory leaves
+    /// (or an object that lost its root inventory beside a database that never knew it).
+    FirstPut,
+    /// webaip committed `vN` of the object on this replica (the state database says so):
+    /// its root inventory was lost, whatever files are left. Damage, repaired from a replica.
+    Lost(u32),
+    /// Other files and no record of a commit here: damage.
+    Damaged,
+}
+
+/// Judges object copy `obj` (whose files are `listing`) with no root inventory, by what the
+/// state database says webaip `committed` on its replica (the head's number, `None`: none).
+pub(crate) fn headless(obj: &str, listing: &[ListedObject], committed: Option<u32>) -> Headless {
+    match committed {
+        Some(n) => Headless::Lost(n),
+        None if first_version_only(obj, listing) => Headless::FirstPut,
+        None => Headless::Damaged,
+    }
+}
+
 /// Whether `listing` (of object `obj`) holds nothing but the declaration and files under
 /// `v1/` (what a first put killed before its root inventory leaves), and some of them.
-pub(crate) fn first_version_only(obj: &str, listing: &[ListedObject]) -> bool {
+fn first_version_only(obj: &str, listing: &[ListedObject]) -> bool {
     let declaration = format!("{obj}/{}", OBJECT_DECLARATION.0);
     let v1 = format!("{obj}/v1/");
     !listing.is_empty() && listing.iter().all(|o| o.key == declaration || o.key.starts_with(&v1))

@@ -187,6 +187,8 @@ fn check_batch(
 ) -> Result<Option<Batch>, StoreError> {
     let mut found = Found::default();
     let mut bytes = 0;
+    let dirs: BTreeSet<&str> = batch.iter().map(|p| p.object.as_str()).collect();
+    let anchors = records.anchors(&dirs);
     for p in batch {
         for r in replicas {
             let listing = match listed(*r, &p.object) {
@@ -210,13 +212,12 @@ fn check_batch(
                 return Ok(None);
             }
             bytes += size;
-            let c = check_object(*r, &p.object, &listing, deep);
+            let committed = anchors.of(&p.object).and_then(|a| a.committed_on(r.name()));
+            let c = check_object(*r, &p.object, &listing, deep, committed);
             found.seen.push(c.seen);
             found.findings.extend(c.findings);
         }
     }
-    let dirs: BTreeSet<&str> = batch.iter().map(|p| p.object.as_str()).collect();
-    let anchors = records.anchors(&dirs);
     for s in &mut found.seen {
         s.provenance = s.inventory_sha512.as_deref().map(|h| anchors.provenance(&s.object, h));
     }

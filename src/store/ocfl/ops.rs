@@ -411,15 +411,13 @@ impl Store {
     ) -> Result<Vec<(String, Settled)>, StoreError> {
         let anchors = self.anchors(id)?;
         let anchor = anchors.of(obj);
-        let known = |sha: &str| anchor.is_some_and(|a| a.knows(sha));
         let mut out = Vec::new();
         for (i, (root, r)) in roots.iter().zip(&self.replicas).enumerate() {
             let OcflRoot::Bucket(b) = root else { continue };
             if only.is_some_and(|o| o != i) {
                 continue;
             }
-            let here = anchor.and_then(|a| a.committed_on(r.name())).is_some();
-            let settled = b.settle(r.as_ref(), obj, here, &known)?;
+            let settled = b.settle(r.as_ref(), obj, anchor)?;
             if let (Settled::Sidecar { head, sha512 }, Some(a)) = (&settled, anchor) {
                 self.state().record_ocfl_head(&a.id, r.name(), head, sha512)?;
             }
@@ -480,7 +478,8 @@ impl Store {
         if first.is_some() {
             for r in &self.replicas {
                 let listing = r.list(obj)?;
-                let checked = check_object(r.as_ref(), obj, &listing, false);
+                let committed = anchors.of(obj).and_then(|a| a.committed_on(r.name()));
+                let checked = check_object(r.as_ref(), obj, &listing, false, committed);
                 if let Some(f) = checked.findings.first() {
                     let finding = format!("{}: {}", f.key, f.detail);
                     let replica = r.name().into();
@@ -588,9 +587,12 @@ pub(crate) fn precommit(
 ) -> Result<(), StoreError> {
     let staged = FsReplica::ocfl(&root.name, stage.dir());
     let listing = staged.list(obj)?;
-    let checked = check_object(&staged, obj, &listing, deep);
+    let checked = check_object(&staged, obj, &listing, deep, None);
     let kept = [FindingKind::Extra, FindingKind::UncommittedVersion];
-    match checked.findings.into_iter().find(|f| !kept.contains(&f.kind)) {
+    // A staged tree without its root inventory is no object, whatever else it holds.
+    let root_inventory = format!("{obj}/{INVENTORY}");
+    let fault = |f: &OcflFinding| !kept.contains(&f.kind) || f.key == root_inventory;
+    match checked.findings.into_iter().find(fault) {
         None => Ok(()),
         Some(f) => {
             Err(StoreError::Precommit { replica: root.name.clone(), key: f.key, detail: f.detail })
@@ -878,11 +880,15 @@ impl Store {
         if let Some(name) = only {
             self.replica(name)?;
         }
+        let anchors = self.anchors(None)?;
         let mut seen = Vec::new();
         let mut findings = Vec::new();
         for r in self.replicas.iter().filter(|r| only.is_none_or(|o| o == r.name())) {
             match survey(r.as_ref()) {
-                Ok(s) => check_survey(r.as_ref(), s, deep, &mut seen, &mut findings),
+                Ok(s) => {
+                    let mut out = Surveyed { seen: &mut seen, findings: &mut findings };
+                    check_survey(r.as_ref(), s, deep, &anchors, &mut out);
+                }
                 Err(e) => findings.push(OcflFinding {
                     replica: r.name().into(),
                     object: String::new(),
@@ -898,7 +904,6 @@ impl Store {
             .map(|r| r.name())
             .filter(|n| only.is_none_or(|o| o == *n))
             .collect();
-        let anchors = self.anchors(None)?;
         for s in &mut seen {
             s.provenance = s.inventory_sha512.as_deref().map(|h| anchors.provenance(&s.object, h));
         }
@@ -1000,28 +1005,28 @@ fn summary(
     }
 }
 
-fn check_survey(
-    r: &dyn Replica,
-    s: Survey,
-    deep: bool,
-    seen: &mut Vec<ObjectOnReplica>,
-    findings: &mut Vec<OcflFinding>,
-) {
-    let finding = |key: &str, kind, detail: &str| OcflFinding {
-        replica: r.name().into(),
-        object: String::new(),
-        key: key.into(),
-        kind,
-        detail: detail.into(),
-    };
-    findings.extend(root_findings(r, s.declared || !s.objects.is_empty()));
+/// Where [`check_survey`] puts what it finds.
+struct Surveyed<'a> {
+    seen: &'a mut Vec<ObjectOnReplica>,
+    findings: &'a mut Vec<OcflFinding>,
+}
+
+fn check_survey(r: &dyn Replica, s: Survey, deep: bool, anchors: &Anchors, out: &mut Surveyed) {
+    out.findings.extend(root_findings(r, s.declared || !s.objects.is_empty()));
     for o in &s.stray {
-        findings.push(finding(&o.key, FindingKind::Extra, "in no object"));
+        out.findings.push(OcflFinding {
+            replica: r.name().into(),
+            object: String::new(),
+            key: o.key.clone(),
+            kind: FindingKind::Extra,
+            detail: "in no object".into(),
+        });
     }
     for (dir, listing) in &s.objects {
-        let c = check_object(r, dir, listing, deep);
-        seen.push(c.seen);
-        findings.extend(c.findings);
+        let committed = anchors.of(dir).and_then(|a| a.committed_on(r.name()));
+        let c = check_object(r, dir, listing, deep, committed);
+        out.seen.push(c.seen);
+        out.findings.extend(c.findings);
     }
 }
 

@@ -319,7 +319,9 @@ fn ocfl_bucket_roots_lost_root_inventories_and_root_files() {
 
 /// The bucket's copy of `a` (at v1) loses its root inventory and sidecar. While the state
 /// database records v1 committed there, check calls it damage (`missing`, naming v1), never
-/// an uncommitted version, and repair restores it from the disk.
+/// an uncommitted version, and repair restores it from the disk. With a new state database
+/// (which records nothing), the complete v1 left is kept, never deleted: repair commits it
+/// (its root inventory from v1's), and the object reads back byte for byte.
 fn lost_root_inventories(
     g: &HashMap<String, String>,
     cfg: &Path,
@@ -348,6 +350,16 @@ fn lost_root_inventories(
     assert_eq!((code, &rep["repaired"]), (0, &serde_json::json!(true)), "{rep:#}");
     assert_eq!(b.list(), keys, "the bucket holds exactly the object again");
     validate(b, tmp, &id, "v1", a);
+
+    lose();
+    super::ocfl_root::forget_state(&tmp.join("state.sqlite"));
+    let (code, rep) = store(g, cfg, &["repair"]);
+    assert_eq!((code, &rep["repaired"]), (0, &serde_json::json!(true)), "{rep:#}");
+    let said = rep["actions"].to_string();
+    assert!(said.contains("from v1's") && said.contains("not recorded"), "{rep:#}");
+    assert_eq!(b.list(), keys, "nothing deleted, the root inventory written again");
+    validate(b, tmp, &id, "v1", a);
+    get_equals(g, cfg, &id, None, a);
 }
 
 const CONFIG: &str = "extensions/0003-hash-and-id-n-tuple-storage-layout/config.json";

@@ -401,7 +401,9 @@ impl Store {
     }
 
     /// [`Store::settle`] of the object at `obj` (of `id`, when known: only its records are
-    /// read), on every bucket root (or only replica `only`); the caller holds the locks.
+    /// read), on every bucket root (or only replica `only`); the caller holds the locks. A
+    /// repair (`only`) also commits a whole first version the database records nothing of
+    /// (see [`super::bucket`]); a put leaves it.
     pub(crate) fn settle_object(
         &self,
         roots: &[OcflRoot],
@@ -417,7 +419,7 @@ impl Store {
             if only.is_some_and(|o| o != i) {
                 continue;
             }
-            let settled = b.settle(r.as_ref(), obj, anchor)?;
+            let settled = b.settle(r.as_ref(), obj, anchor, only.is_some())?;
             if let (Settled::Sidecar { head, sha512 }, Some(a)) = (&settled, anchor) {
                 self.state().record_ocfl_head(&a.id, r.name(), head, sha512)?;
             }

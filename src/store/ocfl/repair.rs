@@ -16,7 +16,10 @@
 //! copy holding a later version (by its root inventory, or by an intact version inventory
 //! when the root's is damaged), or one of the same number with another inventory, or for
 //! which webaip committed a later head than the source's, is left and reported; so is a copy
-//! holding a version, or an object, webaip did not record.
+//! holding a version, or an object, webaip did not record. The one version a repair makes
+//! visible without a record is a whole first version left in a bucket without its root
+//! inventory, of an object the state database records nothing of (see [`super::bucket`]): its
+//! own v1 inventory becomes the root's, and nothing is recorded as webaip's.
 //! Files no inventory accounts for are moved (hard-linked, then left out of the new tree) to a
 //! quarantine directory in the replica's work directory, outside the root: kept, and no
 //! longer blocking puts. A replica with no storage root yet (a new or emptied disk) is made
@@ -322,6 +325,13 @@ impl Store {
                         "removed the {} files of a version an interrupted put never committed \
                          (no root inventory named them)",
                         keys.len()
+                    ),
+                    Settled::Completed { head, .. } => format!(
+                        "wrote the root inventory and its sidecar from {head}'s: a whole first \
+                         version (its inventory agreeing with its sidecar, every content file of \
+                         its SHA-512) that had lost them; the state database records nothing of \
+                         the object, so the copy is judged by consistency, not recorded as \
+                         webaip's"
                     ),
                     Settled::Sidecar { head, .. } => format!(
                         "wrote the root sidecar an interrupted put left stale (the root \

@@ -814,11 +814,9 @@ fn a_store_keeps_what_an_arc_deduplicated_package_requires() {
     assert!(said, "{r:#}");
 
     let t = k.dir.path();
+    let stderr = put_refused(t, &dropped);
     let cfg = fs_store(t, "s1");
     let c = cfg.to_str().unwrap();
-    let o = webaip(&["store", "--config", c, "put", "--audit", dropped.to_str().unwrap()]);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("INCONSISTENT") && stderr.contains("not stored"), "{stderr}");
     assert!(!stderr.contains("damaged"), "{stderr}");
 
@@ -949,18 +947,19 @@ fn requirements_that_cannot_be_read_are_not_checked() {
     assert_eq!(u["file"], name.as_str(), "{r:#}");
     assert!(text(&u["reason"]).contains("offset 0"), "{r:#}");
 
-    let cfg = fs_store(k.dir.path(), "s1");
-    let o = webaip(&[
-        "store",
-        "--config",
-        cfg.to_str().unwrap(),
-        "put",
-        "--audit",
-        junk.to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    let stderr = put_refused(k.dir.path(), &junk);
     assert!(stderr.contains("not stored"), "{stderr}");
+}
+
+/// `store put --audit` of `pkg` to the file system store `s1` in `dir`, which must refuse it
+/// (exit 2); returns what it said.
+fn put_refused(dir: &Path, pkg: &Path) -> String {
+    let cfg = fs_store(dir, "s1");
+    let (cfg, pkg) = (cfg.to_str().unwrap(), pkg.to_str().unwrap());
+    let o = webaip(&["store", "--config", cfg, "put", "--audit", pkg]);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    stderr
 }
 
 /// A package whose METS neither records its deduplication nor states what it requires (the
@@ -986,16 +985,7 @@ fn a_mets_hiding_its_deduplication_is_found_by_the_plain_audit() {
     let said = (r["inconsistencies"].as_array().unwrap().iter())
         .any(|f| f["rule"] == "P6.4" && text(&f["message"]).contains(&objid));
     assert!(said, "{r:#}");
-    let cfg = fs_store(k.dir.path(), "s1");
-    let o = webaip(&[
-        "store",
-        "--config",
-        cfg.to_str().unwrap(),
-        "put",
-        "--audit",
-        dropped.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    put_refused(k.dir.path(), &dropped);
 }
 
 /// The plain audit of an intact (deduplicated) package on a machine out of file descriptors

@@ -20,6 +20,7 @@ mod ocfl_ingest;
 mod ocfl_kill;
 mod ocfl_migrate;
 mod ocfl_rocfl;
+mod ocfl_root;
 
 /// The cluster's client settings; the cluster is started (or found running) first.
 pub(crate) fn garage() -> HashMap<String, String> {

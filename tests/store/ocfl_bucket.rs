@@ -346,3 +346,135 @@ fn ocfl_bucket_only_store_refuses_a_damaged_package_found_by_the_upload_and_keep
     assert_ocfl_valid(&root, 1);
     assert_eq!(store(&g, &cfg, &["check", "--deep"]).1["clean"], true);
 }
+
+/// The bucket root's own files and an object's lost root inventory, in a bucket beside a
+/// disk: see [`lost_root_inventories`], [`root_files_in_a_bucket`] and
+/// [`a_half_made_bucket_root`]. Each bucket root said to be mended is downloaded and
+/// validated by ocfl-py and read by rocfl.
+#[cfg(feature = "s3")]
+#[test]
+fn ocfl_bucket_roots_lost_root_inventories_and_root_files() {
+    let _cluster = crate::util::garage_in_use();
+    let g = garage();
+    let tmp = tempfile::tempdir().unwrap();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let prefix = format!("ocfl-root-{}/", nanos.as_nanos());
+    let b = Bucket::new(&g, &prefix);
+    let cfg = config(tmp.path(), &g, &prefix);
+    let (a, _) = same_objid_pair(tmp.path());
+    let (code, r) = put_with(&g, &cfg, &a, &[]);
+    assert_eq!(code, 0, "{r:#}");
+    lost_root_inventories(&g, &cfg, &b, &a, tmp.path());
+    root_files_in_a_bucket(&g, &cfg, &b, &a, tmp.path());
+    let half = tmp.path().join("half");
+    fs::create_dir_all(&half).unwrap();
+    let other = Bucket::new(&g, &format!("ocfl-half-{}/", nanos.as_nanos()));
+    let cfg = config(&half, &g, &other.prefix);
+    a_half_made_bucket_root(&g, &cfg, &other, &a, &half);
+}
+
+/// The bucket's copy of `a` (at v1) loses its root inventory and sidecar. While the state
+/// database records v1 committed there, check calls it damage (`missing`, naming v1), never
+/// an uncommitted version, and repair restores it from the disk. With a new state database
+/// (which records nothing), the complete v1 left is kept, never deleted: repair commits it
+/// (its root inventory from v1's), and the object reads back byte for byte.
+fn lost_root_inventories(
+    g: &HashMap<String, String>,
+    cfg: &Path,
+    b: &Bucket,
+    a: &Path,
+    tmp: &Path,
+) {
+    let id = objid(a);
+    let keys = b.list();
+    let obj = keys.keys().find(|k| k.ends_with("/0=ocfl_object_1.1")).unwrap();
+    let obj = obj.trim_end_matches("/0=ocfl_object_1.1").to_string();
+    let root_inventory = format!("{obj}/inventory.json");
+    let lose = || {
+        b.delete(&root_inventory);
+        b.delete(&format!("{obj}/inventory.json.sha512"));
+    };
+    lose();
+    let c = check_deep(g, cfg);
+    let all = c["findings"].as_array().unwrap();
+    assert!(all.iter().all(|f| f["kind"] != "uncommitted-version"), "{c:#}");
+    let lost: Vec<_> = all.iter().filter(|f| f["key"] == root_inventory.as_str()).collect();
+    assert_eq!(lost.len(), 1, "{c:#}");
+    assert_eq!((&lost[0]["replica"], &lost[0]["kind"]), (&"garage".into(), &"missing".into()));
+    assert!(lost[0]["detail"].as_str().unwrap().contains("committed v1"), "{c:#}");
+    let (code, rep) = store(g, cfg, &["repair"]);
+    assert_eq!((code, &rep["repaired"]), (0, &serde_json::json!(true)), "{rep:#}");
+    assert_eq!(b.list(), keys, "the bucket holds exactly the object again");
+    validate(b, tmp, &id, "v1", a);
+
+    lose();
+    super::ocfl_root::forget_state(&tmp.join("state.sqlite"));
+    let (code, rep) = store(g, cfg, &["repair"]);
+    assert_eq!((code, &rep["repaired"]), (0, &serde_json::json!(true)), "{rep:#}");
+    let said = rep["actions"].to_string();
+    assert!(said.contains("from v1's") && said.contains("not recorded"), "{rep:#}");
+    assert_eq!(b.list(), keys, "nothing deleted, the root inventory written again");
+    validate(b, tmp, &id, "v1", a);
+    get_equals(g, cfg, &id, None, a);
+}
+
+const CONFIG: &str = "extensions/0003-hash-and-id-n-tuple-storage-layout/config.json";
+
+/// An empty declaration and a missing layout description are findings on the bucket root
+/// that repair mends with webaip's bytes; a foreign extension configuration is a finding
+/// that repair leaves as it is.
+fn root_files_in_a_bucket(
+    g: &HashMap<String, String>,
+    cfg: &Path,
+    b: &Bucket,
+    a: &Path,
+    tmp: &Path,
+) {
+    let keys = b.list();
+    let ours = |k: &str| b.get(k);
+    let (declaration, layout, config) =
+        (ours("0=ocfl_1.1"), ours("ocfl_layout.json"), ours(CONFIG));
+    assert_eq!(declaration, b"ocfl_1.1\n");
+    b.put("0=ocfl_1.1", b"");
+    b.delete("ocfl_layout.json");
+    let foreign = b"{\"extensionName\": \"0004-hashed-n-tuple-storage-layout\"}";
+    b.put(CONFIG, foreign);
+    let c = check_deep(g, cfg);
+    let mut root: Vec<(String, String)> = c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["object"] == "")
+        .map(|f| (f["key"].as_str().unwrap().into(), f["kind"].as_str().unwrap().into()))
+        .collect();
+    root.sort();
+    let expected =
+        [("0=ocfl_1.1", "invalid"), (CONFIG, "invalid"), ("ocfl_layout.json", "missing")];
+    let expected: Vec<(String, String)> =
+        expected.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    assert_eq!(root, expected, "{c:#}");
+    let (code, rep) = store(g, cfg, &["repair"]);
+    assert_eq!(code, 1, "the foreign configuration is left: {rep:#}");
+    assert_eq!((ours("0=ocfl_1.1"), ours("ocfl_layout.json")), (declaration, layout));
+    assert_eq!(ours(CONFIG), foreign, "a foreign configuration overwritten");
+    b.put(CONFIG, &config);
+    assert_eq!(b.list(), keys);
+    assert_eq!(check_deep(g, cfg)["clean"], true);
+    validate(b, tmp, &objid(a), "v1", a);
+}
+
+/// A bucket prefix holding only an empty declaration (a root whose making was cut short) is
+/// no storage root yet and no foreign one: the first put finishes it.
+fn a_half_made_bucket_root(
+    g: &HashMap<String, String>,
+    cfg: &Path,
+    b: &Bucket,
+    a: &Path,
+    tmp: &Path,
+) {
+    b.put("0=ocfl_1.1", b"");
+    let (code, r) = put_with(g, cfg, a, &[]);
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(b.get("0=ocfl_1.1"), b"ocfl_1.1\n");
+    validate(b, tmp, &objid(a), "v1", a);
+}

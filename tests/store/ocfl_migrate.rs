@@ -289,12 +289,7 @@ fn a_damaged_old_file_refuses_its_package_and_nothing_of_it_is_deleted() {
     assert_gets_back(&cfg, tmp.path(), &pkgs, "meanwhile");
     let (code, rp) = store(&no_env(), &cfg, &["repair", "--deep"]);
     assert_eq!(code, 0, "{rp:#}");
-    let (code, r) = migrate(&cfg);
-    assert_eq!((code, &r["switched"]), (0, &serde_json::json!(true)), "{r:#}");
-    for d in ["disk-a", "disk-b"] {
-        assert_ocfl_valid(&tmp.path().join(d), 2);
-    }
-    assert_gets_back(&cfg, tmp.path(), &pkgs, "after");
+    assert_switched(&cfg, tmp.path(), &pkgs, migrate(&cfg));
 }
 
 #[test]
@@ -414,12 +409,18 @@ fn leftovers_in_a_root_stop_the_switch_and_are_named() {
     fs::remove_dir_all(b.join("zz")).unwrap();
     fs::remove_file(b.join("NOTES")).unwrap();
     fs::remove_dir(a.join("abc")).unwrap();
-    let (code, r) = migrate(&cfg);
+    assert_switched(&cfg, tmp.path(), &pkgs, migrate(&cfg));
+}
+
+/// A migrate's `(exit status, report)` says it switched the store to OCFL; then ocfl-py
+/// finds both replicas under `tmp` valid, each holding an object per package of `pkgs`, and
+/// every package reads back as it was put.
+fn assert_switched(cfg: &Path, tmp: &Path, pkgs: &[PathBuf], (code, r): (i32, serde_json::Value)) {
     assert_eq!((code, &r["switched"]), (0, &serde_json::json!(true)), "{r:#}");
-    for root in [&a, &b] {
-        assert_ocfl_valid(root, 1);
+    for d in ["disk-a", "disk-b"] {
+        assert_ocfl_valid(&tmp.join(d), pkgs.len() as u64);
     }
-    assert_gets_back(&cfg, tmp.path(), &pkgs, "after");
+    assert_gets_back(cfg, tmp, pkgs, "after");
 }
 
 /// `store --config CFG ARGS` as text: its exit status and standard output.
@@ -536,12 +537,8 @@ fn a_put_and_a_migrate_of_one_store_never_run_at_once_and_the_put_is_found_after
         assert!(err.contains(&format!("held by process {}", mig.id())), "{err}");
     }
     let (code, r) = resumed(mig, &flag);
-    assert_eq!(code, Some(0), "{r:#}");
-    assert_eq!((r["objects_migrated"].as_u64(), r["switched"].as_bool()), (Some(2), Some(true)));
-    for d in ["disk-a", "disk-b"] {
-        assert_ocfl_valid(&tmp.path().join(d), 2);
-    }
-    assert_gets_back(&cfg, tmp.path(), &pkgs, "after");
+    assert_eq!(r["objects_migrated"], 2, "{r:#}");
+    assert_switched(&cfg, tmp.path(), &pkgs, (code.unwrap_or(-1), r));
 }
 
 /// After a migrate killed once one replica committed a package's object (its content the old

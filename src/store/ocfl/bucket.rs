@@ -12,7 +12,10 @@
 //!   no object); `store check` reports them as an uncommitted version; the next put of the
 //!   object, or `store repair`, removes exactly those files (only under `v(head+1)/`, or for
 //!   an object with no root inventory, only its declaration and `v1/`, and only when webaip
-//!   never committed the object on that replica);
+//!   never committed the object on that replica and, where `v1/` is whole, recorded its
+//!   inventory). A whole `v1/` the state database records nothing of (an object whose root
+//!   inventory was lost, beside a new database) is never removed: a put leaves it, and
+//!   `store repair` commits it (its root inventory written from `v1`'s), unrecorded;
 //! - between the root inventory and its sidecar: the root inventory is `vN/inventory.json`
 //!   byte for byte, whose own sidecar is good, and the root sidecar still names the old head.
 //!   Readers refuse the copy (the sidecar does not verify); `store check` reports the stale
@@ -27,10 +30,11 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use super::check::{Head, first_version_only, load};
+use super::anchor::Anchor;
+use super::check::{Head, Headless, headless, load, root_file};
 use super::fs::object_lock;
 use super::inventory::{INVENTORY, SIDECAR, sidecar_text};
-use super::layout::{OBJECT_DECLARATION, ROOT_DECLARATION, root_files};
+use super::layout::{OBJECT_DECLARATION, ROOT_DECLARATION, RootFile, root_files};
 use crate::store::replica::{Replica, Source};
 use crate::store::{CopyFailure, StoreError};
 
@@ -53,6 +57,14 @@ pub(crate) enum Settled {
     Nothing,
     /// Files of a version never committed, removed.
     Removed(Vec<String>),
+    /// The root inventory and its sidecar written from a whole first version's, of an
+    /// object the state database records nothing of: the copy is at `head`, unrecorded.
+    Completed {
+        /// The head (v1).
+        head: String,
+        /// Its inventory's SHA-512.
+        sha512: String,
+    },
     /// The root sidecar written from the head version's (the put was killed between the
     /// root inventory and its sidecar): the copy is at `head`.
     Sidecar {
@@ -83,22 +95,41 @@ impl BucketRoot {
         object_lock(&self.work, self.place.as_bytes(), obj).map_err(|e| self.err("", e))
     }
 
-    /// Makes the storage root (its declaration last) when the bucket (prefix) is empty; one
-    /// holding other things and no declaration is refused.
+    /// Makes the storage root (its declaration last) when the bucket (prefix) is empty, or
+    /// finishes one a killed run left half made (holding only root files webaip writes, each
+    /// with its bytes or the start of them: an empty or cut-short declaration is no
+    /// declaration); one holding anything else and no whole declaration is refused. One maker
+    /// at a time through this work directory.
     pub(crate) fn ensure_root(&self, r: &dyn Replica) -> Result<(), StoreError> {
-        if r.stat(ROOT_DECLARATION.0)?.is_some() {
+        if root_file(r, ROOT_DECLARATION.0)? == RootFile::Sound {
             return Ok(());
         }
-        if !r.list("")?.is_empty() {
-            let root = PathBuf::from(&self.place);
-            return Err(StoreError::NotOcflRoot { replica: self.name.clone(), root });
+        // The root's own lock: no object has the empty id.
+        let _making = self.lock("")?;
+        if root_file(r, ROOT_DECLARATION.0)? == RootFile::Sound {
+            return Ok(());
         }
-        for (name, bytes) in root_files() {
-            crate::hooks::write_point();
-            match r.write_bytes(&name, &bytes, true) {
-                Ok(()) | Err(StoreError::Exists { .. }) => {}
-                Err(e) => return Err(e),
+        let files = root_files();
+        let refused = || {
+            let root = PathBuf::from(&self.place);
+            StoreError::NotOcflRoot { replica: self.name.clone(), root }
+        };
+        let mut sound = BTreeSet::new();
+        for o in r.list("")? {
+            if !files.iter().any(|(n, _)| *n == o.key) {
+                return Err(refused());
             }
+            match root_file(r, &o.key)? {
+                RootFile::Sound => {
+                    sound.insert(o.key);
+                }
+                RootFile::CutShort | RootFile::Absent => {}
+                RootFile::Foreign(_) => return Err(refused()),
+            }
+        }
+        for (name, bytes) in files.iter().filter(|(n, _)| !sound.contains(n)) {
+            crate::hooks::write_point();
+            r.write_bytes(name, bytes, false)?;
         }
         Ok(())
     }
@@ -182,27 +213,33 @@ impl BucketRoot {
         Ok(sha)
     }
 
-    /// Clears what an interrupted put left in `obj` (see the module's notes), and only that.
-    /// `committed_here`: webaip committed the object on this replica (an object with no root
-    /// inventory is then damaged, never a first version to remove); `known`: whether webaip
-    /// recorded an inventory of this SHA-512.
+    /// Clears what an interrupted put left in `obj` (see the module's notes), and only that,
+    /// by what the state database records of the object (`anchor`): a copy without a root
+    /// inventory is judged by [`headless`], as `check` judges it. With `complete`, a whole
+    /// first version of an object the database records nothing of is committed (see
+    /// [`BucketRoot::complete_first`]); without, it is left.
     pub(crate) fn settle(
         &self,
         r: &dyn Replica,
         obj: &str,
-        committed_here: bool,
-        known: &dyn Fn(&str) -> bool,
+        anchor: Option<&Anchor>,
+        complete: bool,
     ) -> Result<Settled, StoreError> {
         let listing = r.list(obj)?;
         if listing.is_empty() {
             return Ok(Settled::Nothing);
         }
+        let known = |sha: &str| anchor.is_some_and(|a| a.knows(sha));
         let Some(root) = load(r, obj)? else {
-            if committed_here
-                || !first_version_only(obj, &listing)
-                || unrecorded_whole_v1(r, obj, known)?
-            {
+            let committed = anchor.and_then(|a| a.committed_on(r.name()));
+            if headless(obj, &listing, committed) != Headless::FirstPut {
                 return Ok(Settled::Nothing);
+            }
+            if unrecorded_whole_v1(r, obj, &known)? {
+                return match (complete, anchor) {
+                    (true, None) => self.complete_first(r, obj),
+                    _ => Ok(Settled::Nothing),
+                };
             }
             return self.remove(r, listing.into_iter().map(|o| o.key).collect());
         };
@@ -225,6 +262,40 @@ impl BucketRoot {
             return Ok(Settled::Nothing);
         }
         self.remove(r, orphans)
+    }
+
+    /// Commits the whole first version of `obj`, which has no root inventory, and of which
+    /// the state database records nothing (an object whose root inventory was lost beside a
+    /// new database): when `v1/inventory.json` agrees with its sidecar, is this object's at
+    /// v1, and every content file it names is there with its SHA-512, it is written as the
+    /// root inventory (the declaration first when absent), its sidecar last, as a put's
+    /// commit would have; anything short of that is left as it is. Nothing is deleted, and
+    /// the copy is not recorded as webaip's: it is judged by consistency.
+    fn complete_first(&self, r: &dyn Replica, obj: &str) -> Result<Settled, StoreError> {
+        let v1 = format!("{obj}/v1");
+        let Some(l) = load(r, &v1)? else { return Ok(Settled::Nothing) };
+        let Ok((inv, versions)) = &l.parsed else { return Ok(Settled::Nothing) };
+        if l.sidecar.is_err() || versions.head != 1 || super::layout::object_path(&inv.id) != obj {
+            return Ok(Settled::Nothing);
+        }
+        for (path, digest) in inv.content() {
+            let key = format!("{obj}/{path}");
+            match crate::store::hash_copy(r, &key) {
+                Ok(sha) if sha.eq_ignore_ascii_case(digest) => {}
+                _ => return Ok(Settled::Nothing),
+            }
+        }
+        let declaration = format!("{obj}/{}", OBJECT_DECLARATION.0);
+        if r.stat(&declaration)?.is_none() {
+            crate::hooks::write_point();
+            r.write_bytes(&declaration, OBJECT_DECLARATION.1.as_bytes(), true)?;
+        }
+        let bytes = read_bounded(r, &format!("{v1}/{INVENTORY}"))?;
+        crate::hooks::write_point();
+        r.write_bytes(&format!("{obj}/{INVENTORY}"), &bytes, false)?;
+        crate::hooks::write_point();
+        r.write_bytes(&format!("{obj}/{SIDECAR}"), sidecar_text(&l.sha512).as_bytes(), false)?;
+        Ok(Settled::Completed { head: inv.head.clone(), sha512: l.sha512 })
     }
 
     /// Deletes `keys`, the inventories and the declaration last (a kill part-way leaves what

@@ -8,7 +8,10 @@ use serde::{Deserialize, Serialize};
 use super::InventoryFault;
 use super::anchor::Provenance;
 use super::inventory::{self, INVENTORY, Inventory, MAX_INVENTORY, MAX_SIDECAR, SIDECAR, Versions};
-use super::layout::{OBJECT_DECLARATION, OBJECT_DEPTH, object_path};
+use super::layout::{
+    MAX_ROOT_FILE, OBJECT_DECLARATION, OBJECT_DEPTH, ROOT_DECLARATION, RootFile, judge_root_file,
+    object_path,
+};
 use crate::formats::digest::{Sha512, hex};
 use crate::store::StoreError;
 use crate::store::replica::{ListedObject, Replica};
@@ -51,6 +54,50 @@ fn read_small(r: &dyn Replica, key: &str, limit: u64) -> Result<Option<Vec<u8>>,
         Ok(())
     })?;
     Ok(Some(bytes))
+}
+
+/// How root file `name` (one of [`super::layout::root_files`]) stands on `r`.
+pub(crate) fn root_file(r: &dyn Replica, name: &str) -> Result<RootFile, StoreError> {
+    match r.stat(name)? {
+        None => Ok(RootFile::Absent),
+        Some(s) if s.size > MAX_ROOT_FILE => Ok(judge_root_file(name, Some(&[]), true)),
+        Some(_) => {
+            let held = read_small(r, name, MAX_ROOT_FILE)?;
+            Ok(judge_root_file(name, held.as_deref(), false))
+        }
+    }
+}
+
+/// What is wrong with the files declaring the storage root of `r` (see
+/// [`super::layout::root_files`]): each must be there and sound; a root with neither a
+/// declaration nor objects (new, or emptied) has none to check.
+pub(crate) fn root_findings(r: &dyn Replica, in_use: bool) -> Vec<OcflFinding> {
+    if !in_use {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (name, _) in super::layout::root_files() {
+        let (kind, detail) = match root_file(r, &name) {
+            Ok(RootFile::Sound) => continue,
+            Ok(RootFile::Absent) if name == ROOT_DECLARATION.0 => {
+                (FindingKind::Missing, "the root's declaration".to_string())
+            }
+            Ok(RootFile::Absent) => (FindingKind::Missing, "a file of the root's layout".into()),
+            Ok(RootFile::CutShort) => (
+                FindingKind::Invalid,
+                "empty, or the start of the bytes webaip writes there: a write cut short \
+                 (`store repair` finishes it)"
+                    .into(),
+            ),
+            Ok(RootFile::Foreign(what)) => {
+                (FindingKind::Invalid, format!("{what}; not what webaip writes, never overwritten"))
+            }
+            Err(e) => (FindingKind::Unreadable, e.to_string()),
+        };
+        let (replica, object) = (r.name().into(), String::new());
+        out.push(OcflFinding { replica, object, key: name, kind, detail });
+    }
+    out
 }
 
 /// Reads the inventory in `dir` (an object, or one of its version directories) and its
@@ -209,15 +256,17 @@ pub(crate) struct ObjectCheck {
 /// Checks object `dir` on `r`, whose files are `listing` (every key below the object):
 /// inventories and sidecars of the root and every version, the head version's inventory
 /// equal to the root's, every content file present (with `deep`, its SHA-512 recomputed),
-/// nothing else there, nothing that is not a regular file.
+/// nothing else there, nothing that is not a regular file. `committed` is the head the
+/// state database says webaip committed on this replica (see [`headless`]).
 pub(crate) fn check_object(
     r: &dyn Replica,
     dir: &str,
     listing: &[ListedObject],
     deep: bool,
+    committed: Option<u32>,
 ) -> ObjectCheck {
-    let first_only = first_version_only(dir, listing);
-    let mut c = Checking { r, dir, findings: Vec::new(), sound: false, more: 0, first_only };
+    let headless = headless(dir, listing, committed);
+    let mut c = Checking { r, dir, findings: Vec::new(), sound: false, more: 0, headless };
     let bytes = listing.iter().map(|o| o.size).sum();
     let mut seen = ObjectOnReplica {
         replica: r.name().into(),
@@ -256,9 +305,8 @@ struct Checking<'a> {
     sound: bool,
     /// Findings past [`MAX_FINDINGS`], counted only.
     more: u64,
-    /// The object holds its declaration and `v1/` files only (what a first put to a bucket
-    /// root killed before its root inventory leaves).
-    first_only: bool,
+    /// What the object is when it has no root inventory.
+    headless: Headless,
 }
 
 /// The most findings listed for one object: a hostile inventory naming millions of absent
@@ -294,15 +342,29 @@ impl Checking<'_> {
         let key = format!("{}/{INVENTORY}", self.dir);
         let loaded = match load(self.r, self.dir) {
             Ok(Some(l)) => l,
-            Ok(None) if self.first_only => {
-                let detail = "a first version never committed (a put interrupted before the \
-                              root inventory): no reader sees the object here"
-                    .into();
-                self.find(&key, FindingKind::UncommittedVersion, detail);
-                return None;
-            }
             Ok(None) => {
-                self.find(&key, FindingKind::Missing, "the object has no inventory".into());
+                let (kind, detail) = match self.headless {
+                    Headless::FirstPut => (
+                        FindingKind::UncommittedVersion,
+                        "no root inventory, and the state database records no commit of the \
+                         object on this replica: a first version never committed (a put \
+                         interrupted before the root inventory), or, when the database is new, \
+                         one whose root inventory was lost; no reader sees the object here"
+                            .to_string(),
+                    ),
+                    Headless::Lost(n) => (
+                        FindingKind::Missing,
+                        format!(
+                            "the root inventory is gone: webaip committed v{n} of this object \
+                             here (the state database says so), so it was lost or deleted, not \
+                             a put interrupted"
+                        ),
+                    ),
+                    Headless::Damaged => {
+                        (FindingKind::Missing, "the object has no inventory".to_string())
+                    }
+                };
+                self.find(&key, kind, detail);
                 return None;
             }
             Err(e) => {
@@ -423,9 +485,34 @@ impl Checking<'_> {
     }
 }
 
+/// What an object copy is when it has no root inventory: the one judgement `check` reports
+/// and a bucket's repair or next put acts on (see [`super::bucket`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Headless {
+    /// Its declaration and `v1/` files only, and the state database records no commit of
+    /// the object on this replica: what a first put killed before its root inventory leaves
+    /// (or an object that lost its root inventory beside a database that never knew it).
+    FirstPut,
+    /// webaip committed `vN` of the object on this replica (the state database says so):
+    /// its root inventory was lost, whatever files are left. Damage, repaired from a replica.
+    Lost(u32),
+    /// Other files and no record of a commit here: damage.
+    Damaged,
+}
+
+/// Judges object copy `obj` (whose files are `listing`) with no root inventory, by what the
+/// state database says webaip `committed` on its replica (the head's number, `None`: none).
+pub(crate) fn headless(obj: &str, listing: &[ListedObject], committed: Option<u32>) -> Headless {
+    match committed {
+        Some(n) => Headless::Lost(n),
+        None if first_version_only(obj, listing) => Headless::FirstPut,
+        None => Headless::Damaged,
+    }
+}
+
 /// Whether `listing` (of object `obj`) holds nothing but the declaration and files under
 /// `v1/` (what a first put killed before its root inventory leaves), and some of them.
-pub(crate) fn first_version_only(obj: &str, listing: &[ListedObject]) -> bool {
+fn first_version_only(obj: &str, listing: &[ListedObject]) -> bool {
     let declaration = format!("{obj}/{}", OBJECT_DECLARATION.0);
     let v1 = format!("{obj}/v1/");
     !listing.is_empty() && listing.iter().all(|o| o.key == declaration || o.key.starts_with(&v1))

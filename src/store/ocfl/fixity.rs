@@ -9,8 +9,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::anchor::Anchors;
-use super::check::{FindingKind, ObjectOnReplica, OcflFinding, check_object, object_dirs};
-use super::layout::{EXTENSION, ROOT_DECLARATION, object_path};
+use super::check::{
+    FindingKind, ObjectOnReplica, OcflFinding, check_object, object_dirs, root_findings,
+};
+use super::layout::{ROOT_DECLARATION, object_path, root_files};
 use super::ops::{OcflCheckReport, compare_replicas};
 use crate::store::fixity::{
     Batch, CheckSchedule, CheckedRun, Pace, Plan, Session, Verdict, fold_parts,
@@ -163,19 +165,11 @@ fn survey_root(r: &dyn Replica, dirs: &mut BTreeSet<String>, root: &mut Vec<Ocfl
         }
     };
     let here = object_dirs(&listing);
-    let extension_config = format!("extensions/{EXTENSION}/config.json");
     let declared = listing.iter().any(|o| o.key == ROOT_DECLARATION.0);
-    if !declared && !here.is_empty() {
-        root.push(finding(
-            ROOT_DECLARATION.0,
-            FindingKind::Missing,
-            "the root's declaration".into(),
-        ));
-    }
+    root.extend(root_findings(r, declared || !here.is_empty()));
+    let root_files: Vec<String> = root_files().into_iter().map(|(n, _)| n).collect();
     for o in &listing {
-        let root_file =
-            o.key == ROOT_DECLARATION.0 || o.key == "ocfl_layout.json" || o.key == extension_config;
-        if !root_file && super::check::owner(&here, &o.key).is_none() {
+        if !root_files.contains(&o.key) && super::check::owner(&here, &o.key).is_none() {
             root.push(finding(&o.key, FindingKind::Extra, "in no object".into()));
         }
     }
@@ -193,6 +187,8 @@ fn check_batch(
 ) -> Result<Option<Batch>, StoreError> {
     let mut found = Found::default();
     let mut bytes = 0;
+    let dirs: BTreeSet<&str> = batch.iter().map(|p| p.object.as_str()).collect();
+    let anchors = records.anchors(&dirs);
     for p in batch {
         for r in replicas {
             let listing = match listed(*r, &p.object) {
@@ -216,13 +212,12 @@ fn check_batch(
                 return Ok(None);
             }
             bytes += size;
-            let c = check_object(*r, &p.object, &listing, deep);
+            let committed = anchors.of(&p.object).and_then(|a| a.committed_on(r.name()));
+            let c = check_object(*r, &p.object, &listing, deep, committed);
             found.seen.push(c.seen);
             found.findings.extend(c.findings);
         }
     }
-    let dirs: BTreeSet<&str> = batch.iter().map(|p| p.object.as_str()).collect();
-    let anchors = records.anchors(&dirs);
     for s in &mut found.seen {
         s.provenance = s.inventory_sha512.as_deref().map(|h| anchors.provenance(&s.object, h));
     }

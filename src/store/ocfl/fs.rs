@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{CWD, FlockOperation, RenameFlags, renameat_with};
 use sha2::{Digest, Sha256};
 
-use super::layout::{ROOT_DECLARATION, root_files};
+use super::layout::{MAX_ROOT_FILE, ROOT_DECLARATION, RootFile, judge_root_file, root_files};
 use crate::layout::{self as confined, ConfineError};
 use crate::store::replica::{HashingFile, Source};
 use crate::store::{CopyFailure, StoreError};
@@ -103,14 +103,14 @@ impl FsRoot {
     /// short (it is written last, when the root is made) is no declaration, and the root is
     /// finished as a half-made one; other bytes in it make the root refused.
     fn declared(&self) -> Result<bool, StoreError> {
-        let (name, bytes) = ROOT_DECLARATION;
+        let name = ROOT_DECLARATION.0;
         match confined::metadata_in(&self.root, name) {
             Ok(_) => {}
             Err(e) if e.is_not_found() => return Ok(false),
             Err(e) => return Err(self.err(name, e)),
         }
-        match confined::read_bounded(&self.root.join(name), bytes.len() as u64) {
-            Ok(held) => Ok(held == bytes.as_bytes()),
+        match confined::read_bounded(&self.root.join(name), MAX_ROOT_FILE) {
+            Ok(held) => Ok(judge_root_file(name, Some(&held), false) == RootFile::Sound),
             Err(ConfineError::TooLarge { .. }) => Ok(false),
             Err(e) => Err(self.err(name, e)),
         }

@@ -44,10 +44,90 @@ pub(crate) fn root_files() -> Vec<(String, Vec<u8>)> {
         b
     };
     vec![
-        ("ocfl_layout.json".into(), json(layout)),
-        (format!("extensions/{EXTENSION}/config.json"), json(config)),
+        (LAYOUT_FILE.into(), json(layout)),
+        (extension_config(), json(config)),
         (ROOT_DECLARATION.0.into(), ROOT_DECLARATION.1.as_bytes().to_vec()),
     ]
+}
+
+/// The layout file of the root, and the extension's configuration.
+pub(crate) const LAYOUT_FILE: &str = "ocfl_layout.json";
+
+/// The extension's configuration file below the root.
+pub(crate) fn extension_config() -> String {
+    format!("extensions/{EXTENSION}/config.json")
+}
+
+/// The most bytes of a root file read to judge it (webaip's are under 300).
+pub(crate) const MAX_ROOT_FILE: u64 = 64 * 1024;
+
+/// How one of the files declaring a storage root stands: the one judgement `store check`
+/// reports, a put making the root and `store repair` act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RootFile {
+    /// The declaration's exact bytes, or a layout file that is JSON naming the layout's
+    /// extension (and, for its configuration, webaip's parameters).
+    Sound,
+    /// Not there.
+    Absent,
+    /// Empty, or the start of webaip's bytes: a write cut short, which webaip finishes.
+    CutShort,
+    /// Anything else (never overwritten), and what its bytes are.
+    Foreign(String),
+}
+
+/// Judges root file `name` (one of [`root_files`]) holding `held` (`None`: absent; at most
+/// [`MAX_ROOT_FILE`] bytes read: `too_large` when there were more).
+pub(crate) fn judge_root_file(name: &str, held: Option<&[u8]>, too_large: bool) -> RootFile {
+    let Some(held) = held else { return RootFile::Absent };
+    let ours = root_files().into_iter().find(|(n, _)| n == name).map(|(_, b)| b);
+    let ours = ours.unwrap_or_default();
+    if too_large {
+        return RootFile::Foreign(format!("larger than {MAX_ROOT_FILE} bytes"));
+    }
+    if held == ours.as_slice() {
+        return RootFile::Sound;
+    }
+    if ours.starts_with(held) {
+        return RootFile::CutShort;
+    }
+    if name == ROOT_DECLARATION.0 {
+        let shown = String::from_utf8_lossy(&held[..held.len().min(64)]).into_owned();
+        return RootFile::Foreign(format!(
+            "{} bytes {shown:?}, not OCFL 1.1's declaration {:?}",
+            held.len(),
+            ROOT_DECLARATION.1
+        ));
+    }
+    match layout_json_fault(name, held) {
+        None => RootFile::Sound,
+        Some(why) => RootFile::Foreign(why),
+    }
+}
+
+/// Why a layout file's bytes are not a description of this root's layout, `None` when they
+/// are (JSON naming [`EXTENSION`]; the configuration with webaip's parameters too, which
+/// every object's place depends on).
+fn layout_json_fault(name: &str, held: &[u8]) -> Option<String> {
+    let v: serde_json::Value = match serde_json::from_slice(held) {
+        Ok(v) => v,
+        Err(e) => return Some(format!("{} bytes, not JSON: {e}", held.len())),
+    };
+    let field = if name == LAYOUT_FILE { "extension" } else { "extensionName" };
+    let named = v.get(field).and_then(|n| n.as_str());
+    if named != Some(EXTENSION) {
+        return Some(format!("JSON whose {field:?} is {:?}, not {EXTENSION:?}", v.get(field)));
+    }
+    if name == LAYOUT_FILE {
+        return None;
+    }
+    let expected = [
+        ("digestAlgorithm", serde_json::json!("sha256")),
+        ("tupleSize", serde_json::json!(TUPLE_SIZE)),
+        ("numberOfTuples", serde_json::json!(TUPLES)),
+    ];
+    let other = expected.iter().find(|(k, want)| v.get(*k).is_some_and(|got| got != want));
+    other.map(|(k, want)| format!("JSON whose {k:?} is {}, not {want} (webaip's layout)", v[*k]))
 }
 
 /// The object's directory below the root: `abc/def/012/<encoded id>`.
@@ -88,5 +168,30 @@ mod tests {
         let last = p.rsplit('/').next().unwrap();
         assert_eq!(last.len(), 100 + 1 + 64);
         assert!(!p.contains(".."));
+    }
+
+    /// Each root file as webaip writes it is sound; absent, empty and cut short are webaip's
+    /// to finish; other bytes are foreign, a layout file of another extension too.
+    #[test]
+    fn root_files_are_judged_by_their_bytes() {
+        for (name, ours) in root_files() {
+            assert_eq!(judge_root_file(&name, Some(&ours), false), RootFile::Sound, "{name}");
+            assert_eq!(judge_root_file(&name, None, false), RootFile::Absent);
+            assert_eq!(judge_root_file(&name, Some(b""), false), RootFile::CutShort);
+            let cut = &ours[..ours.len() - 1];
+            assert_eq!(judge_root_file(&name, Some(cut), false), RootFile::CutShort, "{name}");
+            assert!(matches!(
+                judge_root_file(&name, Some(b"ocfl_1.0\n"), false),
+                RootFile::Foreign(_)
+            ));
+            assert!(matches!(judge_root_file(&name, Some(&ours), true), RootFile::Foreign(_)));
+        }
+        let other = br#"{"extension": "0004-hashed-n-tuple-storage-layout"}"#;
+        assert!(matches!(judge_root_file(LAYOUT_FILE, Some(other), false), RootFile::Foreign(_)));
+        let ours = format!(r#"{{"extension": "{EXTENSION}", "description": "other words"}}"#);
+        assert_eq!(judge_root_file(LAYOUT_FILE, Some(ours.as_bytes()), false), RootFile::Sound);
+        let tuples = format!(r#"{{"extensionName": "{EXTENSION}", "numberOfTuples": 2}}"#);
+        let judged = judge_root_file(&extension_config(), Some(tuples.as_bytes()), false);
+        assert!(matches!(judged, RootFile::Foreign(ref why) if why.contains("numberOfTuples")));
     }
 }

@@ -649,7 +649,7 @@ fn copy(mut from: std::fs::File, to: std::fs::File) -> io::Result<(u64, String)>
 fn checked_clean(root: &FsRoot, obj: &str, deep: bool) -> Result<(), MigrateFault> {
     let view = FsReplica::ocfl(&root.name, &root.root);
     let listing = view.list(obj)?;
-    let checked = check_object(&view, obj, &listing, deep);
+    let checked = check_object(&view, obj, &listing, deep, None);
     match checked.findings.into_iter().next() {
         None => Ok(()),
         Some(f) => {

@@ -9,7 +9,7 @@ use super::anchor::{Anchor, Anchors, CopyHead, Provenance, Reference};
 use super::bucket::Settled;
 use super::check::{
     FindingKind, Head, ObjectOnReplica, OcflFinding, check_object, load, object_dirs, owner,
-    read_head,
+    read_head, root_findings,
 };
 use super::fs::{FsRoot, Stage};
 use super::inventory::{
@@ -17,7 +17,7 @@ use super::inventory::{
     sidecar_text,
 };
 use super::kept::{self, Holder};
-use super::layout::{EXTENSION, ROOT_DECLARATION, object_path};
+use super::layout::{ROOT_DECLARATION, object_path, root_files};
 use super::put::{Plan, Staging, Target};
 use super::root::OcflRoot;
 use crate::formats::digest::{Sha512, hex};
@@ -100,13 +100,12 @@ pub(crate) fn survey(r: &dyn Replica) -> Result<Survey, StoreError> {
         dirs.iter().map(|d| (d.clone(), Vec::new())).collect();
     let mut stray = Vec::new();
     let mut declared = false;
-    let extension_config = format!("extensions/{EXTENSION}/config.json");
+    let root_files: Vec<String> = root_files().into_iter().map(|(n, _)| n).collect();
     for o in listing {
         if o.key == ROOT_DECLARATION.0 {
             declared = true;
         }
-        let root_file =
-            o.key == ROOT_DECLARATION.0 || o.key == "ocfl_layout.json" || o.key == extension_config;
+        let root_file = root_files.contains(&o.key);
         match owner(&dirs, &o.key) {
             Some(d) => objects.entry(d.clone()).or_default().push(o),
             None if root_file => {}
@@ -419,7 +418,9 @@ impl Store {
     }
 
     /// [`Store::settle`] of the object at `obj` (of `id`, when known: only its records are
-    /// read), on every bucket root (or only replica `only`); the caller holds the locks.
+    /// read), on every bucket root (or only replica `only`); the caller holds the locks. A
+    /// repair (`only`) also commits a whole first version the database records nothing of
+    /// (see [`super::bucket`]); a put leaves it.
     pub(crate) fn settle_object(
         &self,
         roots: &[OcflRoot],
@@ -429,15 +430,13 @@ impl Store {
     ) -> Result<Vec<(String, Settled)>, StoreError> {
         let anchors = self.anchors(id)?;
         let anchor = anchors.of(obj);
-        let known = |sha: &str| anchor.is_some_and(|a| a.knows(sha));
         let mut out = Vec::new();
         for (i, (root, r)) in roots.iter().zip(&self.replicas).enumerate() {
             let OcflRoot::Bucket(b) = root else { continue };
             if only.is_some_and(|o| o != i) {
                 continue;
             }
-            let here = anchor.and_then(|a| a.committed_on(r.name())).is_some();
-            let settled = b.settle(r.as_ref(), obj, here, &known)?;
+            let settled = b.settle(r.as_ref(), obj, anchor, only.is_some())?;
             if let (Settled::Sidecar { head, sha512 }, Some(a)) = (&settled, anchor) {
                 self.state().record_ocfl_head(&a.id, r.name(), head, sha512)?;
             }
@@ -498,7 +497,8 @@ impl Store {
         if first.is_some() {
             for r in &self.replicas {
                 let listing = r.list(obj)?;
-                let checked = check_object(r.as_ref(), obj, &listing, false);
+                let committed = anchors.of(obj).and_then(|a| a.committed_on(r.name()));
+                let checked = check_object(r.as_ref(), obj, &listing, false, committed);
                 if let Some(f) = checked.findings.first() {
                     let finding = format!("{}: {}", f.key, f.detail);
                     let replica = r.name().into();
@@ -606,9 +606,12 @@ pub(crate) fn precommit(
 ) -> Result<(), StoreError> {
     let staged = FsReplica::ocfl(&root.name, stage.dir());
     let listing = staged.list(obj)?;
-    let checked = check_object(&staged, obj, &listing, deep);
+    let checked = check_object(&staged, obj, &listing, deep, None);
     let kept = [FindingKind::Extra, FindingKind::UncommittedVersion];
-    match checked.findings.into_iter().find(|f| !kept.contains(&f.kind)) {
+    // A staged tree without its root inventory is no object, whatever else it holds.
+    let root_inventory = format!("{obj}/{INVENTORY}");
+    let fault = |f: &OcflFinding| !kept.contains(&f.kind) || f.key == root_inventory;
+    match checked.findings.into_iter().find(fault) {
         None => Ok(()),
         Some(f) => {
             Err(StoreError::Precommit { replica: root.name.clone(), key: f.key, detail: f.detail })
@@ -896,11 +899,15 @@ impl Store {
         if let Some(name) = only {
             self.replica(name)?;
         }
+        let anchors = self.anchors(None)?;
         let mut seen = Vec::new();
         let mut findings = Vec::new();
         for r in self.replicas.iter().filter(|r| only.is_none_or(|o| o == r.name())) {
             match survey(r.as_ref()) {
-                Ok(s) => check_survey(r.as_ref(), s, deep, &mut seen, &mut findings),
+                Ok(s) => {
+                    let mut out = Surveyed { seen: &mut seen, findings: &mut findings };
+                    check_survey(r.as_ref(), s, deep, &anchors, &mut out);
+                }
                 Err(e) => findings.push(OcflFinding {
                     replica: r.name().into(),
                     object: String::new(),
@@ -916,7 +923,6 @@ impl Store {
             .map(|r| r.name())
             .filter(|n| only.is_none_or(|o| o == *n))
             .collect();
-        let anchors = self.anchors(None)?;
         for s in &mut seen {
             s.provenance = s.inventory_sha512.as_deref().map(|h| anchors.provenance(&s.object, h));
         }
@@ -1018,30 +1024,28 @@ fn summary(
     }
 }
 
-fn check_survey(
-    r: &dyn Replica,
-    s: Survey,
-    deep: bool,
-    seen: &mut Vec<ObjectOnReplica>,
-    findings: &mut Vec<OcflFinding>,
-) {
-    let finding = |key: &str, kind, detail: &str| OcflFinding {
-        replica: r.name().into(),
-        object: String::new(),
-        key: key.into(),
-        kind,
-        detail: detail.into(),
-    };
-    if !s.declared && !s.objects.is_empty() {
-        findings.push(finding(ROOT_DECLARATION.0, FindingKind::Missing, "the root's declaration"));
-    }
+/// Where [`check_survey`] puts what it finds.
+struct Surveyed<'a> {
+    seen: &'a mut Vec<ObjectOnReplica>,
+    findings: &'a mut Vec<OcflFinding>,
+}
+
+fn check_survey(r: &dyn Replica, s: Survey, deep: bool, anchors: &Anchors, out: &mut Surveyed) {
+    out.findings.extend(root_findings(r, s.declared || !s.objects.is_empty()));
     for o in &s.stray {
-        findings.push(finding(&o.key, FindingKind::Extra, "in no object"));
+        out.findings.push(OcflFinding {
+            replica: r.name().into(),
+            object: String::new(),
+            key: o.key.clone(),
+            kind: FindingKind::Extra,
+            detail: "in no object".into(),
+        });
     }
     for (dir, listing) in &s.objects {
-        let c = check_object(r, dir, listing, deep);
-        seen.push(c.seen);
-        findings.extend(c.findings);
+        let committed = anchors.of(dir).and_then(|a| a.committed_on(r.name()));
+        let c = check_object(r, dir, listing, deep, committed);
+        out.seen.push(c.seen);
+        out.findings.extend(c.findings);
     }
 }
 

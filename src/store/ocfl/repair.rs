@@ -16,7 +16,10 @@
 //! copy holding a later version (by its root inventory, or by an intact version inventory
 //! when the root's is damaged), or one of the same number with another inventory, or for
 //! which webaip committed a later head than the source's, is left and reported; so is a copy
-//! holding a version, or an object, webaip did not record.
+//! holding a version, or an object, webaip did not record. The one version a repair makes
+//! visible without a record is a whole first version left in a bucket without its root
+//! inventory, of an object the state database records nothing of (see [`super::bucket`]): its
+//! own v1 inventory becomes the root's, and nothing is recorded as webaip's.
 //! Files no inventory accounts for are moved (hard-linked, then left out of the new tree) to a
 //! quarantine directory in the replica's work directory, outside the root: kept, and no
 //! longer blocking puts. A replica with no storage root yet (a new or emptied disk) is made
@@ -29,10 +32,10 @@ use serde::Serialize;
 
 use super::anchor::{Anchor, CopyHead, Reference};
 use super::bucket::{BucketRoot, Settled};
-use super::check::{FindingKind, Head, ObjectOnReplica, OcflFinding, load, read_head};
+use super::check::{FindingKind, Head, ObjectOnReplica, OcflFinding, load, read_head, root_file};
 use super::fs::FsRoot;
 use super::inventory::{INVENTORY, SIDECAR};
-use super::layout::OBJECT_DECLARATION;
+use super::layout::{OBJECT_DECLARATION, RootFile, root_files};
 use super::ops::{OcflCheckReport, UNANCHORED, copy_heads, precommit};
 use super::put::accounted_files;
 use super::root::OcflRoot;
@@ -117,7 +120,8 @@ impl Store {
         }
         // What interrupted puts left in buckets is cleared first, then checked again.
         let first = self.check_objects(None, deep)?;
-        let mut actions = self.settle_interrupted(roots, &first)?;
+        let mut actions = self.finish_roots(roots, &first)?;
+        actions.extend(self.settle_interrupted(roots, &first)?);
         let check = if actions.is_empty() { first } else { self.check_objects(None, deep)? };
         let anchors = self.anchors(None)?;
         let mut targets: BTreeSet<(usize, String)> = BTreeSet::new();
@@ -256,6 +260,44 @@ impl Store {
         Ok(())
     }
 
+    /// Writes, on each replica whose check found its root files wanting, those webaip writes
+    /// that are absent, empty or cut short (the start of webaip's bytes), under the root's
+    /// lock, the declaration last; other bytes are left as they are (never overwritten:
+    /// `check` goes on reporting them). One action per file written.
+    fn finish_roots(
+        &self,
+        roots: &[OcflRoot],
+        check: &OcflCheckReport,
+    ) -> Result<Vec<ObjectRepair>, StoreError> {
+        let files = root_files();
+        let wanting =
+            |f: &&OcflFinding| f.object.is_empty() && files.iter().any(|(n, _)| *n == f.key);
+        let names: BTreeSet<&str> =
+            check.findings.iter().filter(wanting).map(|f| f.replica.as_str()).collect();
+        let mut out = Vec::new();
+        for (root, r) in roots.iter().zip(&self.replicas).filter(|(_, r)| names.contains(r.name()))
+        {
+            let _making = root.lock("")?;
+            for (name, bytes) in &files {
+                let how = match root_file(r.as_ref(), name) {
+                    Ok(RootFile::Absent) => "absent",
+                    Ok(RootFile::CutShort) => "empty or cut short",
+                    _ => continue,
+                };
+                crate::hooks::write_point();
+                r.write_bytes(name, bytes, false)?;
+                out.push(ObjectRepair {
+                    replica: r.name().into(),
+                    object: String::new(),
+                    source: None,
+                    repaired: true,
+                    message: format!("wrote the root's {name}, which was {how}"),
+                });
+            }
+        }
+        Ok(out)
+    }
+
     /// Clears, on bucket roots, what interrupted puts left that `check` found (a version
     /// never committed, a root sidecar left stale: see [`super::bucket`]), each object under
     /// its lock; one action per object cleared.
@@ -283,6 +325,13 @@ impl Store {
                         "removed the {} files of a version an interrupted put never committed \
                          (no root inventory named them)",
                         keys.len()
+                    ),
+                    Settled::Completed { head, .. } => format!(
+                        "wrote the root inventory and its sidecar from {head}'s: a whole first \
+                         version (its inventory agreeing with its sidecar, every content file of \
+                         its SHA-512) that had lost them; the state database records nothing of \
+                         the object, so the copy is judged by consistency, not recorded as \
+                         webaip's"
                     ),
                     Settled::Sidecar { head, .. } => format!(
                         "wrote the root sidecar an interrupted put left stale (the root \

@@ -758,26 +758,16 @@ fn read_identifier(file: std::fs::File) -> Result<String, MetsProblem> {
         .ok_or(MetsProblem::NoIdentifier)
 }
 
-/// The names the METS lists (every `FLocat`'s `xlink:href`), as confined names; hrefs that
-/// leave the package are left out (no manifest line can then name them). Strict: what the
-/// METS reader refuses refuses the package.
-fn mets_names(file: std::fs::File) -> Result<BTreeSet<String>, MetsProblem> {
-    let reader = MetsReader::strict(io::BufReader::new(file));
-    let listing = read_listing(reader, Nested::Skip)?;
+/// The METS's listing, in one read: the names it lists (every `FLocat`'s `xlink:href`, as
+/// confined names; hrefs that leave the package are left out: no manifest line can then name
+/// them), and its local files (files it names by URL aside), each with its package-relative
+/// name: each must have a manifest line, and what the METS states of a file's bytes must be
+/// what the manifest does. Strict: what the METS reader refuses refuses the package.
+fn mets_listing(file: std::fs::File) -> Result<(BTreeSet<String>, LocalListing), MetsProblem> {
+    let listing = read_listing(MetsReader::strict(io::BufReader::new(file)), Nested::Skip)?;
     let hrefs = listing.files.iter().filter_map(|f| f.href.as_deref());
     let hrefs = hrefs.chain(listing.other_hrefs.iter().map(String::as_str));
-    Ok(hrefs.filter_map(|h| crate::layout::confined_name(h).ok()).collect())
-}
-
-/// The local files the METS of the package in `dir` lists (files it names by URL aside), each
-/// with its package-relative name: each must have a manifest line, and what the METS states of
-/// a file's bytes must be what the manifest does.
-fn listed_local_files(dir: &Path) -> Result<LocalListing, StoreError> {
-    let refuse =
-        |problem| -> StoreError { StoreRefusal::Package { dir: dir.into(), problem }.into() };
-    let file = crate::layout::open_in(dir, METS).map_err(|e| refuse(e.into()))?;
-    let listing = read_listing(MetsReader::strict(io::BufReader::new(file)), Nested::Skip)
-        .map_err(|e| refuse(PackageProblem::Mets { path: dir.join(METS), problem: e.into() }))?;
+    let names = hrefs.filter_map(|h| crate::layout::confined_name(h).ok()).collect();
     let nested = listing.nested_skipped;
     let local = listing.files.into_iter().filter_map(|listed| {
         let href = listed.href.as_deref()?;
@@ -787,7 +777,17 @@ fn listed_local_files(dir: &Path) -> Result<LocalListing, StoreError> {
         let name = crate::layout::confined_name(href).ok()?;
         Some(LocalListed { name, listed })
     });
-    Ok(LocalListing { files: local.collect(), nested })
+    Ok((names, LocalListing { files: local.collect(), nested }))
+}
+
+/// `side` on a thread of its own while `here` runs on this one (both read a package: `side`
+/// judges its METS or reads another pass of it). A panic in `side` is this thread's.
+fn beside<S: Send, H>(side: impl FnOnce() -> S + Send, here: impl FnOnce() -> H) -> (S, H) {
+    std::thread::scope(|s| {
+        let side = s.spawn(side);
+        let done = here();
+        (side.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), done)
+    })
 }
 
 /// The local files a package's METS lists, and how many nested `<file>`s (records,
@@ -845,6 +845,8 @@ struct ReadPackage {
     digest: String,
     /// The OBJIDs the METS says it requires.
     requires: BTreeSet<String>,
+    /// The local files its METS lists.
+    listing: LocalListing,
 }
 
 /// A reader that hashes and counts what passes through it.
@@ -885,9 +887,14 @@ fn read_package(dir: &Path) -> Result<ReadPackage, StoreError> {
     let mets = |problem| refuse(PackageProblem::Mets { path: dir.join(METS), problem });
     let identifier = read_identifier(open(METS)?).map_err(mets)?;
     checked_package_dir(&identifier).map_err(|e| refuse(e.into()))?;
-    let listed = mets_names(open(METS)?).map_err(mets)?;
-    let requires = deps::mets_dependencies(MetsReader::strict(io::BufReader::new(open(METS)?)))
-        .map_err(|e| mets(e.into()))?;
+    // Two passes over a METS of megabytes, at once (a put reads nothing else meanwhile).
+    let (for_listing, for_deps) = (open(METS)?, open(METS)?);
+    let (requires, listing) = beside(
+        || deps::mets_dependencies(MetsReader::strict(io::BufReader::new(for_deps))),
+        || mets_listing(for_listing),
+    );
+    let (listed, listing) = listing.map_err(mets)?;
+    let requires = requires.map_err(|e| mets(e.into()))?;
     let mut hasher = Sha512::new();
     let mut len = 0u64;
     let shown = dir.join(MANIFEST).display().to_string();
@@ -905,7 +912,7 @@ fn read_package(dir: &Path) -> Result<ReadPackage, StoreError> {
         files.push(PackageFile { rel, size, sha512: sum });
     }
     files.sort_by(|a, b| a.rel.cmp(&b.rel));
-    Ok(ReadPackage { identifier, files, digest, requires })
+    Ok(ReadPackage { identifier, files, digest, requires, listing })
 }
 
 #[cfg(test)]
@@ -981,7 +988,7 @@ mod tests {
         let (_d, f) = mets_file(doc);
         assert_eq!(read_identifier(f).unwrap(), "pkg-1");
         let (_d, f) = mets_file(doc);
-        let names: Vec<String> = mets_names(f).unwrap().into_iter().collect();
+        let names: Vec<String> = mets_listing(f).unwrap().0.into_iter().collect();
         assert_eq!(names, ["content/a.warc.gz"]);
         let hostile = format!("<?xml version=\"1.0\"?>\n<!DOCTYPE m [<!ENTITY x \"y\">]>\n{doc}");
         let (_d, f) = mets_file(&hostile);
@@ -995,7 +1002,7 @@ mod tests {
         let err = err.to_string();
         assert!(err.starts_with("line 2 (byte 22): a document type declaration"), "{err}");
         let (_d, f) = mets_file(&doc.replace("</m:fileSec>", "</m:fileSec>\n<m:x>\0</m:x>"));
-        let err = mets_names(f).unwrap_err();
+        let Err(err) = mets_listing(f) else { panic!("read") };
         assert!(
             matches!(&err, MetsProblem::Read(MetsError::Refused { pos, refusal: Refused::Nul })
                 if pos.line == 6),
@@ -1003,7 +1010,7 @@ mod tests {
         );
         assert!(err.to_string().contains("NUL"), "{err}");
         let (_d, f) = mets_file(&doc[..doc.len() - 10]);
-        let err = mets_names(f).unwrap_err();
+        let Err(err) = mets_listing(f) else { panic!("read") };
         assert!(matches!(err, MetsProblem::Read(MetsError::Xml { .. })), "{err:?}");
         assert!(err.to_string().contains("not well-formed XML"));
         let (_d, f) = mets_file(&doc.replace(" OBJID=\"pkg-1\"", ""));

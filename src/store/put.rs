@@ -10,8 +10,8 @@ use super::replica::{Replica, Source};
 use super::state::{CopyRow, FileRecord, Seen, Upload};
 use super::verify::{self, PutOptions, PutVerification};
 use super::{
-    ClaimConflict, CopyOutcome, CopyStatus, PackageFile, PutReport, ReadPackage, Store, StoreError,
-    StoreRefusal, checked_package_dir, hash_copy, read_package, verify_copy,
+    ClaimConflict, CopyOutcome, CopyStatus, LocalListing, PackageFile, PutReport, ReadPackage,
+    Store, StoreError, StoreRefusal, checked_package_dir, hash_copy, read_package, verify_copy,
 };
 use crate::audit::{AuditOptions, audit_package};
 use crate::layout::MANIFEST;
@@ -51,8 +51,8 @@ impl Store {
         // Held to the end: a migrate that began meanwhile would move the store from under
         // this put and leave its package where no command finds it.
         let _writing = self.writing_webaip(true)?;
-        let ReadPackage { identifier, files, digest, requires } = read_package(dir)?;
-        let verified = verify_package(dir, &files, opts, None)?;
+        let ReadPackage { identifier, files, digest, requires, listing } = read_package(dir)?;
+        let verified = verify_package(dir, &files, &listing, opts, None)?;
         crate::hooks::pause_at("put-audited");
         let pdir = checked_package_dir(&identifier)?;
         let records: Vec<FileRecord> = files.iter().map(PackageFile::record).collect();
@@ -275,15 +275,18 @@ fn put_outcome(
 pub(super) fn verify_package(
     dir: &Path,
     files: &[PackageFile],
+    listed: &LocalListing,
     opts: &PutOptions,
     tee: Option<&dyn crate::audit::Tee>,
 ) -> Result<PutVerification, StoreError> {
-    let listed = verify::listed_local_files(dir)?;
-    if opts.audit || verify::needs_audit(&listed) {
+    if opts.audit || verify::needs_audit(listed) {
         refuse_damaged(dir, &opts.check, tee)?;
         return Ok(PutVerification::Audited);
     }
-    let (described, fixity) = rayon::join(
+    // The METS is judged on a thread of its own from the start, so that every thread of the
+    // pool reads files (judged in the pool, it held one thread while the other began the
+    // largest file alone).
+    let (described, fixity) = super::beside(
         || verify::refuse_bad_description(dir, files, &listed.files, &opts.check),
         || verify::verify_fixity(dir, files, tee),
     );

@@ -10,8 +10,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Read, Write};
 use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use rayon::prelude::*;
 use serde::Serialize;
 
 use super::{LocalListed, LocalListing, PackageFile, PackageProblem, StoreError, StoreRefusal};
@@ -106,11 +107,6 @@ pub(super) fn refuse_bad_description(
     Ok(())
 }
 
-/// The local files the METS of the package in `dir` lists.
-pub(super) fn listed_local_files(dir: &Path) -> Result<LocalListing, StoreError> {
-    super::listed_local_files(dir)
-}
-
 /// Whether the METS states something of a file that only the full audit can hold against its
 /// bytes: a digest by another algorithm than the manifest's SHA-512 (or by one not named), or a
 /// byte range of a file, or nested files (the records of a full listing, with their payload
@@ -173,9 +169,34 @@ pub(super) fn verify_fixity(
     order.sort_by_key(|f| std::cmp::Reverse(f.size));
     let refuse =
         |problem| -> StoreError { StoreRefusal::Package { dir: dir.into(), problem }.into() };
-    let found: Vec<Result<(), PackageProblem>> =
-        order.par_iter().map(|f| check_one(dir, f, tee)).collect();
+    let found = in_order(&order, |f| check_one(dir, f, tee));
     found.into_iter().collect::<Result<(), _>>().map_err(refuse)
+}
+
+/// `each` of every item, on every thread of the current pool, each thread taking the next
+/// item in order when it is free (results in the items' order). A parallel iterator would
+/// halve the list between the threads, so the two largest files, both at its head, would
+/// be read one after the other by one thread while the other read small ones.
+fn in_order<T: Sync, R: Send>(items: &[T], each: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<(usize, R)>> = Mutex::new(Vec::with_capacity(items.len()));
+    let drain = || {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(i) else { return };
+            let r = each(item);
+            done.lock().unwrap_or_else(|p| p.into_inner()).push((i, r));
+        }
+    };
+    rayon::scope(|s| {
+        for _ in 1..rayon::current_num_threads().min(items.len()) {
+            s.spawn(|_| drain());
+        }
+        drain();
+    });
+    let mut done = done.into_inner().unwrap_or_else(|p| p.into_inner());
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// One file's SHA-512 against its manifest line, in one read that also feeds `tee`.

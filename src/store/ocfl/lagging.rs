@@ -89,7 +89,7 @@ impl Store {
         let prev = behind.prev.as_ref();
         let plan = Plan { roots: &roots, replicas: replicas.clone(), obj: run.obj, prev, added };
         let staging = Staging::new(plan, run.progress);
-        let verified = verify_package(run.dir, run.files, run.opts, Some(&staging))?;
+        let verified = verify_package(run.dir, run.files, run.listing, run.opts, Some(&staging))?;
         let staged = self.pool.install(|| staging.complete(run.dir));
         self.refused_after_upload(run.roots, run.id, staged)?;
         for (root, r) in roots.iter().zip(&replicas) {

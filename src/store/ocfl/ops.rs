@@ -25,7 +25,8 @@ use crate::store::put::verify_package;
 use crate::store::replica::{FsReplica, ListedObject, Replica, Source};
 use crate::store::state::OcflPlace;
 use crate::store::{
-    CopyOutcome, CopyStatus, PackageFile, PutReport, ReadPackage, Store, StoreError, StoreRefusal,
+    CopyOutcome, CopyStatus, LocalListing, PackageFile, PutReport, ReadPackage, Store, StoreError,
+    StoreRefusal,
 };
 use crate::store::{MetsProblem, PackageProblem};
 use crate::store::{PutOptions, PutVerification};
@@ -168,7 +169,7 @@ impl Store {
         opts: &PutOptions,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<PutReport, StoreError> {
-        let ReadPackage { identifier: package, files, digest, requires } =
+        let ReadPackage { identifier: package, files, digest, requires, listing } =
             crate::store::read_package(dir)?;
         let identifier = self.object_for(&package, dir, &files)?;
         let obj = object_path(&identifier);
@@ -190,7 +191,9 @@ impl Store {
             verified: PutVerification::Fixity,
         };
         let (id, files) = (identifier.as_str(), files.as_slice());
-        let rerun = Rerun { roots, id, obj: &obj, package: &package, dir, files, opts, progress };
+        let listing = &listing;
+        let rerun =
+            Rerun { roots, id, obj: &obj, package: &package, dir, files, listing, opts, progress };
         if self.complete_lagging(&rerun, &mut report)? {
             return Ok(report);
         }
@@ -216,7 +219,7 @@ impl Store {
             None => next_version(prev_pair, &identifier, &logical, meta),
         };
         let Some((inv, versions)) = next else {
-            report.verified = verify_package(dir, files, opts, None)?;
+            report.verified = verify_package(dir, files, listing, opts, None)?;
             for (root, r) in roots.iter().zip(&self.replicas) {
                 root.ensure_root(r.as_ref())?; // removes what killed runs left in the work directory
             }
@@ -229,7 +232,7 @@ impl Store {
         let replicas = self.replicas.iter().map(|r| r.as_ref()).collect();
         let plan = Plan { roots, replicas, obj: &obj, prev: prev.as_ref(), added };
         let staging = Staging::new(plan, progress);
-        report.verified = verify_package(dir, files, opts, Some(&staging))?;
+        report.verified = verify_package(dir, files, listing, opts, Some(&staging))?;
         let staged = self.pool.install(|| staging.complete(dir));
         self.refused_after_upload(roots, &identifier, staged)?;
         let stages = staging.into_stages();
@@ -563,6 +566,8 @@ pub(super) struct Rerun<'a> {
     pub package: &'a str,
     pub dir: &'a Path,
     pub files: &'a [PackageFile],
+    /// The local files the package's METS lists.
+    pub listing: &'a LocalListing,
     pub opts: &'a PutOptions,
     pub progress: &'a (dyn Fn(u64) + Sync),
 }

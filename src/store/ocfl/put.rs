@@ -17,7 +17,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::mpsc::{SendError, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
 
 use rayon::prelude::*;
 
@@ -40,6 +42,9 @@ pub(super) enum Target<'a> {
 
 /// The new version staged on each replica (in the configuration's order).
 pub(super) struct Staging<'a> {
+    /// Syncs the files written to the stages off the reading threads (first: dropped, so
+    /// joined, before the stages are removed).
+    syncer: Syncer,
     /// Each replica's target, or why it has none.
     stages: Vec<Result<Target<'a>, StoreError>>,
     /// The object's directory.
@@ -87,6 +92,7 @@ impl<'a> Staging<'a> {
             .collect();
         let added = plan.added.into_iter().map(|(c, f)| (f.rel.as_str(), (c, f))).collect();
         Staging {
+            syncer: Syncer::new(),
             failed: Mutex::new(stages.iter().map(|_| None).collect()),
             stages,
             obj: plan.obj,
@@ -214,7 +220,13 @@ impl<'a> Staging<'a> {
     }
 
     /// Each replica's target, or why it failed.
+    /// Every file the reading wrote is synced first (a failed sync fails its replica).
     pub(super) fn into_stages(self) -> Vec<Result<Target<'a>, StoreError>> {
+        for f in self.syncer.finish() {
+            if let Ok(Target::Fs(_, stage)) = &self.stages[f.replica] {
+                self.fail(f.replica, stage.error(&f.content, f.error));
+            }
+        }
         let failed = self.failed.into_inner().unwrap_or_else(|p| p.into_inner());
         self.stages
             .into_iter()
@@ -336,7 +348,7 @@ fn start_writeback(_: &File) {}
 
 /// Writes the bytes of one package file to its content path in every live stage; a replica
 /// whose write fails is dropped from this file and from the put, the others go on. Each file
-/// is synced when the writer is dropped.
+/// is handed to the [`Syncer`] when the writer is dropped.
 struct FanOut<'s, 'a> {
     staging: &'s Staging<'a>,
     content: &'a str,
@@ -375,12 +387,112 @@ impl Drop for FanOut<'_, '_> {
     fn drop(&mut self) {
         for out in std::mem::take(&mut self.outs) {
             crate::hooks::write_point();
-            let synced =
-                out.file.into_inner().map_err(|e| e.into_error()).and_then(|f| f.sync_all());
-            if let Err(e) = synced {
-                self.failed(out.replica, e);
+            match out.file.into_inner() {
+                Ok(file) => {
+                    let content = self.content.to_string();
+                    self.staging.syncer.sync(ToSync { replica: out.replica, content, file });
+                }
+                Err(e) => self.failed(out.replica, e.into_error()),
             }
         }
+    }
+}
+
+/// Threads that sync the files written to the stages while the next ones are read and
+/// hashed: the reading threads never wait for the disk, and the file system commits
+/// several syncs at once. [`Syncer::finish`] waits for every one (before any commit).
+struct Syncer {
+    /// The queue (bounded: at most so many files held open awaiting their sync); `None`
+    /// once finished.
+    queue: Mutex<Option<SyncSender<ToSync>>>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+    failures: Arc<Mutex<Vec<SyncFailure>>>,
+}
+
+/// Threads syncing files at once.
+const SYNC_THREADS: usize = 4;
+
+/// Files written and awaiting their sync, at most.
+const SYNC_QUEUE: usize = 64;
+
+/// A file written to a replica's stage, to be synced.
+struct ToSync {
+    replica: usize,
+    content: String,
+    file: File,
+}
+
+/// A file whose sync failed: its replica fails.
+struct SyncFailure {
+    replica: usize,
+    content: String,
+    error: io::Error,
+}
+
+impl Syncer {
+    fn new() -> Self {
+        let (queue, jobs) = sync_channel::<ToSync>(SYNC_QUEUE);
+        let jobs = Arc::new(Mutex::new(jobs));
+        let failures = Arc::new(Mutex::new(Vec::new()));
+        // A thread that cannot be had is none: with none, each file is synced where it was
+        // written (the queue has no receiver left).
+        let threads = (0..SYNC_THREADS)
+            .filter_map(|n| {
+                let (jobs, failures) = (Arc::clone(&jobs), Arc::clone(&failures));
+                let work = move || {
+                    loop {
+                        // The queue's lock is let go before the sync: the threads sync at once.
+                        let job = locked(&jobs).recv();
+                        let Ok(job) = job else { return };
+                        sync_one(job, &failures);
+                    }
+                };
+                std::thread::Builder::new().name(format!("put-sync-{n}")).spawn(work).ok()
+            })
+            .collect();
+        Syncer { queue: Mutex::new(Some(queue)), threads: Mutex::new(threads), failures }
+    }
+
+    /// Syncs `job`'s file on a syncing thread (here when there is none).
+    fn sync(&self, job: ToSync) {
+        let queue = locked(&self.queue).clone();
+        let job = match queue {
+            Some(q) => match q.send(job) {
+                Ok(()) => return,
+                Err(SendError(job)) => job,
+            },
+            None => job,
+        };
+        sync_one(job, &self.failures);
+    }
+
+    /// Waits until every file given is synced; the syncs that failed.
+    fn finish(&self) -> Vec<SyncFailure> {
+        drop(locked(&self.queue).take());
+        for t in std::mem::take(&mut *locked(&self.threads)) {
+            if let Err(p) = t.join() {
+                std::panic::resume_unwind(p);
+            }
+        }
+        std::mem::take(&mut *locked(&self.failures))
+    }
+}
+
+impl Drop for Syncer {
+    fn drop(&mut self) {
+        // A put refused or failed: its files are synced for nothing, but no thread outlives it.
+        drop(locked(&self.queue).take());
+        for t in std::mem::take(&mut *locked(&self.threads)) {
+            let _ = t.join();
+        }
+    }
+}
+
+fn sync_one(job: ToSync, failures: &Mutex<Vec<SyncFailure>>) {
+    crate::hooks::write_point();
+    if let Err(error) = job.file.sync_all() {
+        let failure = SyncFailure { replica: job.replica, content: job.content, error };
+        locked(failures).push(failure);
     }
 }
 

@@ -163,7 +163,7 @@ pub enum StoreError {
         detail: String,
     },
     /// An OCFL replica's root is a directory with other things in it, not a storage root.
-    #[error("replica {replica}: {} holds files but no 0=ocfl_1.1: not an OCFL storage root, and not made one (a new disk's mount point holds lost+found, which OCFL does not allow in a root: give a directory below the mount point as the root)", root.display())]
+    #[error("replica {replica}: {} holds files but no 0=ocfl_1.1: not an OCFL storage root, and not made one (a replica of the webaip layout needs layout = \"webaip\" in the configuration when its state database is new; a new disk's mount point holds lost+found, which OCFL does not allow in a root: give a directory below the mount point as the root)", root.display())]
     NotOcflRoot {
         /// The replica.
         replica: String,

@@ -67,7 +67,9 @@ impl Store {
         checked: &Checked,
     ) -> Result<Vec<MissingDependency>, StoreError> {
         let mut out = Vec::new();
-        for (package, requires) in self.state().ocfl_dependencies()? {
+        // Read first: the state's guard must not live through the loop, which takes it again.
+        let recorded = self.state().ocfl_dependencies()?;
+        for (package, requires) in recorded {
             let why = match self.keeping_object(&requires) {
                 Ok(None) => "not in the store".to_string(),
                 Ok(Some(object)) if !checked.whole_on_one(&object_path(&object)) => {

@@ -585,6 +585,7 @@ fn print_check_objects(r: &OcflCheckReport, verdict: bool) {
         let (key, detail) = (escape_controls(&f.key), escape_controls(&f.detail));
         println!("{}: {kind}: {key}: {detail}", f.replica);
     }
+    print_missing_required(&r.missing_dependencies);
     if !verdict {
         println!("check{}: {} object(s)", if r.deep { " --deep" } else { "" }, r.objects);
         return;
@@ -823,6 +824,15 @@ pub(super) fn print_missing_dependencies(package: &Path, missing: &[String]) {
     }
 }
 
+/// `store check`'s line for each dependency the store does not hold whole.
+fn print_missing_required(missing: &[webaip::types::MissingDependency]) {
+    for d in missing {
+        // OBJIDs are the packages' own text.
+        let (package, requires) = (escape_controls(&d.package), escape_controls(&d.requires));
+        println!("dependency missing: {package} requires {requires}: {}", escape_controls(&d.why));
+    }
+}
+
 fn print_failures(copies: &[StoreCopyOutcome]) {
     for c in copies.iter().filter(|c| c.status == StoreCopyStatus::Failed) {
         println!("{}: {}: FAILED {}", c.replica, c.file, c.message.as_deref().unwrap_or_default());
@@ -857,9 +867,7 @@ fn print_check(r: &StoreCheckReport, verdict: bool) {
             if r.deep { format!(", {} verified by SHA-512", rep.verified) } else { String::new() }
         );
     }
-    for d in &r.missing_dependencies {
-        println!("dependency missing: {} requires {}: {}", d.package, d.requires, d.why);
-    }
+    print_missing_required(&r.missing_dependencies);
     if !verdict {
         println!("check{}: {} package(s)", if r.deep { " --deep" } else { "" }, r.packages);
         return;

@@ -384,6 +384,7 @@ impl Store {
     /// (truncated first), from the first replica that has them all: a ranged read, nothing
     /// else of the file is fetched. The file's own checksum cannot be verified on a part of
     /// it: the caller checks what the bytes are (`index::get` parses and verifies the record).
+    /// On OCFL replicas the file is the package's logical path in the version holding it.
     pub fn read_range(
         &self,
         identifier: &str,
@@ -392,10 +393,6 @@ impl Store {
         len: u64,
         to: &mut std::fs::File,
     ) -> Result<(), StoreError> {
-        use std::io::{Seek, Write};
-        // OCFL objects keep files under version content paths: refused plainly rather than
-        // read as missing files (which would look like damage).
-        self.webaip_layout("record access (get-record --store)")?;
         let dir = checked_package_dir(identifier)?;
         let name = crate::layout::confined_name(name).map_err(|reason| {
             StoreRefusal::UnsafeRecordedName {
@@ -405,30 +402,17 @@ impl Store {
                 to: dir.clone().into(),
             }
         })?;
-        let key = format!("{dir}/{name}");
-        let mut rejected = Vec::new();
-        for r in &self.replicas {
-            let reset = to.set_len(0).and_then(|()| to.rewind());
-            reset.map_err(|source| StoreError::Destination {
-                path: std::path::PathBuf::new(),
-                source,
-            })?;
-            let got =
-                r.read_range(&key, offset..offset.saturating_add(len), &mut |b| to.write_all(b));
-            match got {
-                Ok(n) if n == len => return Ok(()),
-                Ok(n) => rejected.push((
-                    r.name().to_string(),
-                    StoreError::Replica {
-                        replica: r.name().into(),
-                        key: key.clone(),
-                        source: Box::new(CopyFailure::Size { expected: len, found: n }),
-                    },
-                )),
-                Err(e) => rejected.push((r.name().to_string(), e)),
-            }
+        let range = Range { offset, len };
+        if self.ocfl.is_some() {
+            let keys = self.ocfl_range_keys(identifier, &name)?;
+            return read_range_from(keys, range, to);
         }
-        Err(StoreRefusal::NoGoodCopy { rejected: Rejections(rejected) }.into())
+        let key = format!("{dir}/{name}");
+        read_range_from(
+            self.replicas.iter().map(|r| (r.as_ref(), key.clone())).collect(),
+            range,
+            to,
+        )
     }
 
     /// Fetches one file of a package to `name` below `staging` from the first replica whose
@@ -564,6 +548,43 @@ fn confined_in(identifier: &str, path: &str, to: &Path) -> Result<String, StoreE
         let (identifier, file, to) = (identifier.into(), path.into(), to.into());
         StoreRefusal::UnsafeRecordedName { identifier, file, reason, to }.into()
     })
+}
+
+/// Bytes `offset..offset + len` of a file.
+#[derive(Debug, Clone, Copy)]
+struct Range {
+    offset: u64,
+    len: u64,
+}
+
+/// Writes `range` of the first of `keys` (a replica and the file's key on it) that has all of
+/// it to `to` (truncated before each try); every replica that did not is named in the refusal.
+fn read_range_from(
+    keys: Vec<(&dyn Replica, String)>,
+    range: Range,
+    to: &mut std::fs::File,
+) -> Result<(), StoreError> {
+    use std::io::{Seek, Write};
+    let Range { offset, len } = range;
+    let mut rejected = Vec::new();
+    for (r, key) in keys {
+        let reset = to.set_len(0).and_then(|()| to.rewind());
+        reset.map_err(|source| StoreError::Destination { path: PathBuf::new(), source })?;
+        let got = r.read_range(&key, offset..offset.saturating_add(len), &mut |b| to.write_all(b));
+        match got {
+            Ok(n) if n == len => return Ok(()),
+            Ok(n) => rejected.push((
+                r.name().to_string(),
+                StoreError::Replica {
+                    replica: r.name().into(),
+                    key,
+                    source: Box::new(CopyFailure::Size { expected: len, found: n }),
+                },
+            )),
+            Err(e) => rejected.push((r.name().to_string(), e)),
+        }
+    }
+    Err(StoreRefusal::NoGoodCopy { rejected: Rejections(rejected) }.into())
 }
 
 /// Makes `to` (whether it was made here is returned) and refuses when any of `names` is

@@ -92,6 +92,13 @@ CREATE TABLE IF NOT EXISTS ocfl_package (
 -- OCFL replicas: the objects the replicas held when this database first recorded one (a new
 -- store, or a database lost and started again): older than its records, they are judged by
 -- the replicas' majority, never as objects planted since
+-- OCFL replicas: what a package's METS says it requires (PREMIS dependency/requires, by OBJID),
+-- keyed by the package's OBJID (an OCFL package has no row in `package`)
+CREATE TABLE IF NOT EXISTS ocfl_dependency (
+    package TEXT NOT NULL,
+    requires TEXT NOT NULL,
+    PRIMARY KEY (package, requires)
+);
 CREATE TABLE IF NOT EXISTS ocfl_predating (
     object TEXT PRIMARY KEY,
     recorded_at TEXT NOT NULL
@@ -465,6 +472,34 @@ impl StateDb {
             .map_err(db)?;
         }
         tx.commit().map_err(db)
+    }
+
+    /// Records the OBJIDs an OCFL package requires (added to what is recorded already).
+    pub(crate) fn record_ocfl_dependencies(
+        &mut self,
+        package: &str,
+        requires: &std::collections::BTreeSet<String>,
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(db)?;
+        for r in requires {
+            tx.execute(
+                "INSERT OR IGNORE INTO ocfl_dependency (package, requires) VALUES (?1, ?2)",
+                params![package, r],
+            )
+            .map_err(db)?;
+        }
+        tx.commit().map_err(db)
+    }
+
+    /// Every recorded dependency of an OCFL package: (package, the OBJID it requires), in
+    /// order.
+    pub(crate) fn ocfl_dependencies(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare("SELECT package, requires FROM ocfl_dependency ORDER BY package, requires")
+            .map_err(db)?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(db)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(db)
     }
 
     /// Every recorded dependency: (package, the OBJID it requires), in order.

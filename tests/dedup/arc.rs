@@ -847,6 +847,33 @@ fn a_store_keeps_what_an_arc_deduplicated_package_requires() {
     assert!(ingest_said.contains(&warning), "{ingest_said}");
 }
 
+/// `store check` of an OCFL store (a new store's layout) lists a required package the store
+/// does not hold, and exits 1; once that package is put the check is clean.
+#[test]
+fn an_ocfl_check_lists_a_required_package_not_stored() {
+    let k = packaged();
+    let objid = text(&k.r1["objid"]).to_string();
+    let cfg = fs_store(k.dir.path(), "deps");
+    let c = cfg.to_str().unwrap();
+    let o = webaip(&["store", "--config", c, "--json", "put", k.p2.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(k.dir.path().join("deps/0=ocfl_1.1").exists(), "an OCFL storage root");
+    let o = webaip(&["store", "--config", c, "--json", "check"]);
+    let r = json(&o);
+    let missing = r["report"]["missing_dependencies"].as_array().cloned().unwrap_or_default();
+    assert_eq!(o.status.code(), Some(1), "{r:#}");
+    assert!(missing.iter().any(|d| d["requires"] == objid.as_str()), "{r:#}");
+    let o = webaip(&["store", "--config", c, "check"]);
+    let said = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(said.contains(&format!("requires {objid}: not in the store")), "{said}");
+    let o = webaip(&["store", "--config", c, "put", k.p1.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    let o = webaip(&["store", "--config", c, "--json", "check"]);
+    let r = json(&o);
+    assert_eq!(o.status.code(), Some(0), "{r:#}");
+    assert_eq!(r["report"]["missing_dependencies"], serde_json::json!([]), "{r:#}");
+}
+
 /// The configuration of a store of one file system replica, its state and replica named
 /// `name` in `dir`.
 fn fs_store(dir: &Path, name: &str) -> PathBuf {

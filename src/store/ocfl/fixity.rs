@@ -14,6 +14,7 @@ use super::check::{
 };
 use super::layout::{ROOT_DECLARATION, object_path, root_files};
 use super::ops::{OcflCheckReport, compare_replicas};
+use super::requires::Checked;
 use crate::store::fixity::{
     Batch, CheckSchedule, CheckedRun, Pace, Plan, Session, Verdict, fold_parts,
 };
@@ -101,8 +102,12 @@ impl Store {
             found.seen.extend(part.seen);
             found.findings.extend(part.findings);
         })?;
+        let names: Vec<&str> = session.scope.iter().map(String::as_str).collect();
+        let checked = Checked { replicas: &names, seen: &found.seen, findings: &found.findings };
+        let missing_dependencies = self.ocfl_missing_dependencies(&checked)?;
         let not_judged = |f: &OcflFinding| f.kind == FindingKind::NotJudged;
-        let problems = found.findings.iter().any(|f| !not_judged(f));
+        let problems =
+            found.findings.iter().any(|f| !not_judged(f)) || !missing_dependencies.is_empty();
         let judged = !found.findings.iter().any(not_judged);
         let run = self.end_session(&session, problems, judged)?;
         let report = OcflCheckReport {
@@ -110,6 +115,7 @@ impl Store {
             objects: found.objects,
             seen: found.seen,
             findings: found.findings,
+            missing_dependencies,
             clean: run.verdict == Verdict::Clean,
         };
         Ok(CheckedRun { report, run })

@@ -18,6 +18,7 @@
 //! needs of OCFL is small (an inventory, a layout, a commit), so it is written here, and
 //! checked against ocfl-py by the tests.
 
+mod access;
 pub(crate) mod anchor;
 pub(crate) mod bucket;
 pub(crate) mod check;
@@ -31,6 +32,7 @@ pub(crate) mod migrate;
 pub(crate) mod ops;
 pub(crate) mod put;
 pub(crate) mod repair;
+mod requires;
 pub(crate) mod root;
 
 pub use anchor::Provenance;

@@ -19,6 +19,7 @@ use super::inventory::{
 use super::kept::{self, Holder};
 use super::layout::{ROOT_DECLARATION, object_path, root_files};
 use super::put::{Plan, Staging, Target};
+use super::requires::Checked;
 use super::root::OcflRoot;
 use crate::formats::digest::{Sha512, hex};
 use crate::store::put::verify_package;
@@ -42,7 +43,9 @@ pub struct OcflCheckReport {
     pub seen: Vec<ObjectOnReplica>,
     /// What is wrong.
     pub findings: Vec<OcflFinding>,
-    /// True when nothing was found.
+    /// Dependencies of stored packages that no checked replica holds whole.
+    pub missing_dependencies: Vec<crate::store::MissingDependency>,
+    /// True when nothing was found and every dependency is held.
     pub clean: bool,
 }
 
@@ -163,6 +166,19 @@ impl Store {
     /// The new version is staged on every replica in the audit's read of the package (see
     /// [`super::put`]); nothing is recorded or committed unless the audit passed.
     pub(crate) fn ocfl_put(
+        &self,
+        roots: &[OcflRoot],
+        dir: &Path,
+        opts: &PutOptions,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<PutReport, StoreError> {
+        let mut report = self.ocfl_put_version(roots, dir, opts, progress)?;
+        self.note_requires(&mut report)?;
+        Ok(report)
+    }
+
+    /// The put itself, what the package requires not yet looked for.
+    fn ocfl_put_version(
         &self,
         roots: &[OcflRoot],
         dir: &Path,
@@ -291,7 +307,7 @@ impl Store {
     }
 
     /// Whether webaip recorded object `id`, or any replica holds it.
-    fn holds(&self, id: &str) -> Result<bool, StoreError> {
+    pub(super) fn holds(&self, id: &str) -> Result<bool, StoreError> {
         if self.anchors(Some(id))?.of(&object_path(id)).is_some() {
             return Ok(true);
         }
@@ -750,7 +766,7 @@ impl Store {
     /// The object and version to read for `identifier`: the object and version a put kept it
     /// in (an AIP in its submission's object), as the state database records it, else its own
     /// object. A version asked of such a package is refused: the versions are its object's.
-    fn resolve(
+    pub(super) fn resolve(
         &self,
         identifier: &str,
         version: Option<u32>,
@@ -935,12 +951,15 @@ impl Store {
         findings.extend(compared.findings);
         let objects =
             seen.iter().map(|s| &s.object).collect::<std::collections::BTreeSet<_>>().len();
+        let checked = Checked { replicas: &names, seen: &seen, findings: &findings };
+        let missing_dependencies = self.ocfl_missing_dependencies(&checked)?;
         Ok(OcflCheckReport {
             deep,
             objects: objects as u64 + compared.gone,
-            clean: findings.is_empty(),
+            clean: findings.is_empty() && missing_dependencies.is_empty(),
             seen,
             findings,
+            missing_dependencies,
         })
     }
 }

@@ -860,7 +860,7 @@ fn an_ocfl_check_lists_a_required_package_not_stored() {
     assert!(k.dir.path().join("deps/0=ocfl_1.1").exists(), "an OCFL storage root");
     let o = webaip(&["store", "--config", c, "--json", "check"]);
     let r = json(&o);
-    let missing = r["report"]["missing_dependencies"].as_array().cloned().unwrap_or_default();
+    let missing = r["missing_dependencies"].as_array().cloned().unwrap_or_default();
     assert_eq!(o.status.code(), Some(1), "{r:#}");
     assert!(missing.iter().any(|d| d["requires"] == objid.as_str()), "{r:#}");
     let o = webaip(&["store", "--config", c, "check"]);
@@ -871,7 +871,7 @@ fn an_ocfl_check_lists_a_required_package_not_stored() {
     let o = webaip(&["store", "--config", c, "--json", "check"]);
     let r = json(&o);
     assert_eq!(o.status.code(), Some(0), "{r:#}");
-    assert_eq!(r["report"]["missing_dependencies"], serde_json::json!([]), "{r:#}");
+    assert_eq!(r["missing_dependencies"], serde_json::json!([]), "{r:#}");
 }
 
 /// The configuration of a store of one file system replica, its state and replica named

@@ -1,5 +1,6 @@
-//! Stores a package on two file-system replicas: verifies its files' fixity and its METS,
-//! writes every file to both, and verifies every copy; then checks the store.
+//! Stores a package on two file-system replicas (OCFL storage roots): verifies its files'
+//! fixity and its METS, writes every file to both, and verifies every copy; then checks the
+//! store.
 //!
 //!     cargo run --example store -- REPLICAS_FOLDER PACKAGE
 //!
@@ -28,8 +29,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let put = store_package(&config, Path::new(package), &PutOptions::default())?;
     println!("stored {} accepted {} ({} files)", put.package, put.accepted, put.files);
-    // The store itself, for checks, repairs and fetches.
-    let check = Store::open(&config)?.check(None, false, &|_| {})?;
-    println!("check clean {} ({} packages)", check.clean, check.packages);
+    // The store itself, for checks, repairs and fetches. A new store's replicas are OCFL
+    // storage roots: the check reads every object's inventories and hashes its content.
+    let check = Store::open(&config)?.check_objects(None, true)?;
+    println!("check clean {} ({} objects)", check.clean, check.objects);
     Ok(())
 }

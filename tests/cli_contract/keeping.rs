@@ -65,11 +65,12 @@ fn audit_and_ingest_print_one_object_or_nothing() {
     assert!(tmp.path().join("b/pkg/METS.xml").is_file());
 }
 
-/// A store of one file system replica, its configuration in `dir`.
+/// A store of one file system replica in the webaip layout (whose own subcommands,
+/// `rebuild-state` and `remove`, this contract covers too), its configuration in `dir`.
 fn one_replica_store(dir: &Path) -> PathBuf {
     let config = dir.join("store.toml");
     let toml = format!(
-        "state = \"{}\"\n\n[[replica]]\nname = \"disk\"\ntype = \"fs\"\nroot = \"{}\"\n",
+        "state = \"{}\"\n\n[[replica]]\nname = \"disk\"\ntype = \"fs\"\nlayout = \"webaip\"\nroot = \"{}\"\n",
         dir.join("state.sqlite").display(),
         dir.join("disk").display()
     );

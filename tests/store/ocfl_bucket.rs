@@ -62,8 +62,21 @@ impl Bucket {
         self.rt.block_on(self.s3.put(&self.path(key), bytes.to_vec().into())).unwrap();
     }
 
+    /// Deletes `key`, and waits until a listing no longer shows it: Garage filters deleted
+    /// keys out on each node before merging a listing, so for a moment after a delete a
+    /// replica that has not yet received it can still list the key (the listing's read
+    /// repair ends that). A test that damages a bucket and checks it at once needs the
+    /// damage seen.
     fn delete(&self, key: &str) {
         self.rt.block_on(self.s3.delete(&self.path(key))).unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while self.list().contains_key(key) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{key} still listed 30 s after its delete"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
     }
 
     /// The storage root, downloaded to `dir` (for ocfl-py and rocfl, which read folders).

@@ -241,7 +241,7 @@ impl BucketRoot {
                     _ => Ok(Settled::Nothing),
                 };
             }
-            return self.remove(r, listing.into_iter().map(|o| o.key).collect());
+            return self.remove(r, obj, listing.into_iter().map(|o| o.key).collect());
         };
         let Ok((inv, versions)) = root.parsed else { return Ok(Settled::Nothing) };
         if root.sidecar.is_err() {
@@ -261,7 +261,7 @@ impl BucketRoot {
         if orphans.is_empty() {
             return Ok(Settled::Nothing);
         }
-        self.remove(r, orphans)
+        self.remove(r, obj, orphans)
     }
 
     /// Commits the whole first version of `obj`, which has no root inventory, and of which
@@ -300,7 +300,12 @@ impl BucketRoot {
 
     /// Deletes `keys`, the inventories and the declaration last (a kill part-way leaves what
     /// is found and cleared again).
-    fn remove(&self, r: &dyn Replica, mut keys: Vec<String>) -> Result<Settled, StoreError> {
+    fn remove(
+        &self,
+        r: &dyn Replica,
+        obj: &str,
+        mut keys: Vec<String>,
+    ) -> Result<Settled, StoreError> {
         let late = |k: &String| {
             u8::from(k.ends_with(INVENTORY) || k.ends_with(SIDECAR))
                 + 2 * u8::from(k.ends_with(OBJECT_DECLARATION.0))
@@ -310,6 +315,7 @@ impl BucketRoot {
             crate::hooks::write_point();
             r.delete(k)?;
         }
+        await_unlisted(r, obj, &keys)?;
         Ok(Settled::Removed(keys))
     }
 
@@ -336,6 +342,8 @@ impl BucketRoot {
             crate::hooks::write_point();
             r.delete(&key)?;
         }
+        let keys: Vec<String> = rels.iter().map(|rel| format!("{obj}/{rel}")).collect();
+        await_unlisted(r, obj, &keys)?;
         Ok(dir)
     }
 
@@ -398,6 +406,25 @@ fn read_bounded(r: &dyn Replica, key: &str) -> Result<Vec<u8>, StoreError> {
         Ok(())
     })?;
     Ok(bytes)
+}
+
+/// Waits (a few seconds at most) until a listing of `obj` shows none of the `deleted` keys.
+/// A bucket replicated over several nodes can list a key for a moment after its delete
+/// (Garage filters deleted keys out on each node before merging a listing, so a node the
+/// delete has not reached yet still lists it, until the listing's read repair): the check
+/// that follows a repair's removals must not take those for files still there. A listing
+/// that still shows them when the time is up is left to that check to report.
+fn await_unlisted(r: &dyn Replica, obj: &str, deleted: &[String]) -> Result<(), StoreError> {
+    let mut pause = std::time::Duration::from_millis(20);
+    for _ in 0..8 {
+        let listed = r.list(obj)?;
+        if !listed.iter().any(|o| deleted.contains(&o.key)) {
+            return Ok(());
+        }
+        std::thread::sleep(pause);
+        pause *= 2;
+    }
+    Ok(())
 }
 
 /// Whether `obj`'s first version is whole (its inventory agrees with its sidecar) and no

@@ -27,6 +27,7 @@ mod repair;
 pub(crate) mod replica;
 #[cfg(feature = "s3")]
 pub(crate) mod s3;
+pub(crate) mod schedule;
 pub(crate) mod state;
 mod verify;
 

@@ -21,8 +21,6 @@ use std::sync::mpsc::{SendError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use rayon::prelude::*;
-
 use super::bucket::BucketRoot;
 use super::check::Head;
 use super::fs::{FsRoot, Stage};
@@ -186,11 +184,14 @@ impl<'a> Staging<'a> {
             }
         }
         let buckets = self.live_buckets();
-        let jobs: Vec<_> = buckets
+        let mut jobs: Vec<_> = buckets
             .iter()
             .flat_map(|b| self.added.values().map(move |(content, f)| (b, *content, *f)))
             .collect();
-        jobs.par_iter().for_each(|((i, b, r), content, f)| {
+        // The largest first, each free transfer taking the next: a parallel iterator would
+        // leave one transfer sending the large files one after the other at the end.
+        jobs.sort_by_key(|(_, _, f)| std::cmp::Reverse(f.size));
+        crate::store::schedule::in_order(&jobs, |((i, b, r), content, f)| {
             if locked(&self.failed)[*i].is_some() {
                 return;
             }

@@ -15,7 +15,8 @@
 //! replica (`store::ocfl::migrate`); `ocfl-before-commit` aborts an OCFL commit once the
 //! version's files are written (on a bucket root: before its root inventory), and
 //! `ocfl-between-inventory-and-sidecar` between a bucket root's root inventory and its
-//! sidecar (`store::ocfl::bucket`).
+//! sidecar, and `bucket-upload` fails every upload of a version's content files to a bucket
+//! root, as an unwritable bucket would (`store::ocfl::bucket`).
 //!
 //! `WEBAIP_PAUSE_AT=POINT:FILE` holds a run at a pause point: it makes FILE, then waits until
 //! FILE is gone (at most two minutes), so a test can start another process meanwhile. The

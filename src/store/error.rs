@@ -421,6 +421,17 @@ pub enum StoreRefusal {
         /// The object id.
         identifier: String,
     },
+    /// A bucket replica holds files of the object without a root inventory, which nothing
+    /// shows to be what a put of webaip's left when killed.
+    #[error(
+        "object {identifier}: replica {replica} holds files of it without a root inventory, and the state database does not show them to be what a killed put of webaip's left (an object that lost its root inventory, or one webaip did not write): not written over; `store check` names them, `store repair` keeps them (move them away, or restore the root inventory and `store repair --adopt {identifier}`)"
+    )]
+    HeadlessObject {
+        /// The object id.
+        identifier: String,
+        /// The replica holding the files.
+        replica: String,
+    },
     /// `store repair --adopt` refused: taking the copies as webaip's would lower, forget or
     /// replace what webaip recorded, or rest on too few replicas.
     #[error("object {identifier}: not adopted: {why}")]

@@ -340,24 +340,69 @@ fn ocfl_bucket_only_store_refuses_a_damaged_package_found_by_the_upload_and_keep
     bytes[at] ^= 0x01;
     fs::write(&container, &bytes).unwrap();
 
-    let o = webaip_command()
-        .args(["store", "--config", cfg.to_str().unwrap(), "put"])
-        .arg(&damaged)
-        .envs(g.iter().filter(|(k, _)| k.starts_with("AWS_")))
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{said}");
-    let name = container.file_name().unwrap().to_string_lossy();
-    assert!(said.contains(&*name) && said.contains("its SHA-512 is"), "{said}");
-    let objects: Vec<String> = b.list().into_keys().filter(|k| k.contains("urn%3a")).collect();
-    assert_eq!(objects, Vec::<String>::new(), "nothing of the refused package is kept");
+    // Whether the uploads run (they find the damage) or every one fails (the files are then
+    // hashed here): the damaged package is refused, and nothing of it is kept.
+    let name = container.file_name().unwrap().to_string_lossy().to_string();
+    for hooks in [&[][..], &[("WEBAIP_FAIL_AT", "bucket-upload")][..]] {
+        let o = webaip_command()
+            .args(["store", "--config", cfg.to_str().unwrap(), "put"])
+            .arg(&damaged)
+            .envs(g.iter().filter(|(k, _)| k.starts_with("AWS_")))
+            .envs(hooks.iter().copied())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{hooks:?}: {said}");
+        assert!(said.contains(&name) && said.contains("its SHA-512 is"), "{said}");
+        let objects: Vec<String> = b.list().into_keys().filter(|k| k.contains("urn%3a")).collect();
+        assert_eq!(objects, Vec::<String>::new(), "nothing of the refused package is kept");
+    }
+    // The intact package whose uploads all fail: not stored, and what the put says it
+    // verified (every file's SHA-512) was verified, here.
+    let (code, r) = put_with(&g, &cfg, &a, &[("WEBAIP_FAIL_AT", "bucket-upload")]);
+    assert_ne!(code, 0, "{r:#}");
+    assert_ne!(code, 2, "an intact package is not refused as damaged: {r:#}");
 
     let (code, r) = put_with(&g, &cfg, &a, &[]);
     assert_eq!((code, &r["packages"][0]["version"]), (0, &serde_json::json!("v1")), "{r:#}");
     let root = b.download(&tmp.path().join("mirror"));
     assert_ocfl_valid(&root, 1);
     assert_eq!(store(&g, &cfg, &["check", "--deep"]).1["clean"], true);
+    files_without_root_inventory_are_kept(&g, &cfg, &b, &a, tmp.path());
+}
+
+/// The only copy of an object loses its root inventory, its sidecar and `v1`'s sidecar, and
+/// the state database is lost: nothing shows the files to be what a killed put of webaip's
+/// left, so `store repair` keeps every one (and says so), and a put of the package is
+/// refused rather than written over them.
+fn files_without_root_inventory_are_kept(
+    g: &HashMap<String, String>,
+    cfg: &Path,
+    b: &Bucket,
+    a: &Path,
+    tmp: &Path,
+) {
+    let obj = b.list().into_keys().find(|k| k.ends_with("/0=ocfl_object_1.1")).unwrap();
+    let obj = obj.trim_end_matches("/0=ocfl_object_1.1").to_string();
+    for name in ["inventory.json.sha512", "inventory.json", "v1/inventory.json.sha512"] {
+        b.delete(&format!("{obj}/{name}"));
+    }
+    let left = b.list();
+    super::ocfl_root::forget_state(&tmp.join("state.sqlite"));
+    let (code, rep) = store(g, cfg, &["repair"]);
+    assert_eq!(code, 1, "{rep:#}");
+    assert!(rep["actions"].to_string().contains("kept the"), "{rep:#}");
+    assert_eq!(b.list(), left, "repair deleted files of the object");
+    let o = webaip_command()
+        .args(["store", "--config", cfg.to_str().unwrap(), "put"])
+        .arg(a)
+        .envs(g.iter().filter(|(k, _)| k.starts_with("AWS_")))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{said}");
+    assert!(said.contains("without a root inventory"), "{said}");
+    assert_eq!(b.list(), left, "the put wrote over the object's files");
 }
 
 /// The bucket root's own files and an object's lost root inventory, in a bucket beside a

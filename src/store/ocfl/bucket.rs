@@ -11,11 +11,14 @@
 //!   declaration) that no root inventory names. Every reader still sees the old version (or
 //!   no object); `store check` reports them as an uncommitted version; the next put of the
 //!   object, or `store repair`, removes exactly those files (only under `v(head+1)/`, or for
-//!   an object with no root inventory, only its declaration and `v1/`, and only when webaip
-//!   never committed the object on that replica and, where `v1/` is whole, recorded its
-//!   inventory). A whole `v1/` the state database records nothing of (an object whose root
-//!   inventory was lost, beside a new database) is never removed: a put leaves it, and
-//!   `store repair` commits it (its root inventory written from `v1`'s), unrecorded;
+//!   an object with no root inventory, only its declaration and `v1/`, and only when the
+//!   state database recorded the object, which a put does before its first write, never
+//!   committed it on that replica, and recorded the `v1` inventory there, if any). Files of
+//!   an object without root inventory that the database does not show to be such a put's
+//!   (an object whose root inventory was lost, beside a new database; one webaip did not
+//!   write) are never removed: a put of the object is refused, and `store repair` keeps
+//!   them, or commits a whole `v1/` (its root inventory written from `v1`'s, unrecorded) of
+//!   an object older than the database's records;
 //! - between the root inventory and its sidecar: the root inventory is `vN/inventory.json`
 //!   byte for byte, whose own sidecar is good, and the root sidecar still names the old head.
 //!   Readers refuse the copy (the sidecar does not verify); `store check` reports the stale
@@ -57,6 +60,9 @@ pub(crate) enum Settled {
     Nothing,
     /// Files of a version never committed, removed.
     Removed(Vec<String>),
+    /// Files of a first version without a root inventory (this many) that nothing shows to
+    /// be webaip's own interrupted put: kept as they are.
+    Kept(usize),
     /// The root inventory and its sidecar written from a whole first version's, of an
     /// object the state database records nothing of: the copy is at `head`, unrecorded.
     Completed {
@@ -168,7 +174,11 @@ impl BucketRoot {
         file: (u64, &str),
     ) -> Result<(), StoreError> {
         crate::hooks::write_point();
-        r.write_verified(&format!("{obj}/{content}"), source, file.0, file.1)
+        let key = format!("{obj}/{content}");
+        if crate::hooks::fail_at("bucket-upload") {
+            return Err(self.err(&key, std::io::Error::other("refused on purpose (test hook)")));
+        }
+        r.write_verified(&key, source, file.0, file.1)
     }
 
     /// Commits version `version` of `obj` whose content files are written: its inventory
@@ -231,17 +241,7 @@ impl BucketRoot {
         }
         let known = |sha: &str| anchor.is_some_and(|a| a.knows(sha));
         let Some(root) = load(r, obj)? else {
-            let committed = anchor.and_then(|a| a.committed_on(r.name()));
-            if headless(obj, &listing, committed) != Headless::FirstPut {
-                return Ok(Settled::Nothing);
-            }
-            if unrecorded_whole_v1(r, obj, &known)? {
-                return match (complete, anchor) {
-                    (true, None) => self.complete_first(r, obj),
-                    _ => Ok(Settled::Nothing),
-                };
-            }
-            return self.remove(r, obj, listing.into_iter().map(|o| o.key).collect());
+            return self.settle_headless(r, obj, listing, anchor, complete);
         };
         let Ok((inv, versions)) = root.parsed else { return Ok(Settled::Nothing) };
         if root.sidecar.is_err() {
@@ -296,6 +296,40 @@ impl BucketRoot {
         crate::hooks::write_point();
         r.write_bytes(&format!("{obj}/{SIDECAR}"), sidecar_text(&l.sha512).as_bytes(), false)?;
         Ok(Settled::Completed { head: inv.head.clone(), sha512: l.sha512 })
+    }
+
+    /// [`BucketRoot::settle`] of a copy without a root inventory. Its files are deleted only
+    /// on positive evidence that they are what webaip's own first put of the object left when
+    /// killed: the state database recorded the object (a put records the version's inventory
+    /// before its first write), never committed it here, and the `v1` inventory there, if any,
+    /// is one it recorded. Anything else (an object that lost its root inventory, beside a new
+    /// database; files of an object webaip never wrote) is kept: a whole first version of an
+    /// object the database records nothing of is committed with `complete`, else left.
+    fn settle_headless(
+        &self,
+        r: &dyn Replica,
+        obj: &str,
+        listing: Vec<crate::store::replica::ListedObject>,
+        anchor: Option<&Anchor>,
+        complete: bool,
+    ) -> Result<Settled, StoreError> {
+        let committed = anchor.and_then(|a| a.committed_on(r.name()));
+        if headless(obj, &listing, committed) != Headless::FirstPut {
+            return Ok(Settled::Nothing);
+        }
+        let known = |sha: &str| anchor.is_some_and(|a| a.knows(sha));
+        let v1 = load(r, &format!("{obj}/v1"))?;
+        if v1.as_ref().is_some_and(|l| l.sidecar.is_ok() && !known(&l.sha512)) {
+            return match (complete, anchor) {
+                (true, None) => self.complete_first(r, obj),
+                _ => Ok(Settled::Kept(listing.len())),
+            };
+        }
+        let ours = anchor.is_some() && v1.as_ref().is_none_or(|l| known(&l.sha512));
+        if !ours {
+            return Ok(Settled::Kept(listing.len()));
+        }
+        self.remove(r, obj, listing.into_iter().map(|o| o.key).collect())
     }
 
     /// Deletes `keys`, the inventories and the declaration last (a kill part-way leaves what
@@ -415,28 +449,15 @@ fn read_bounded(r: &dyn Replica, key: &str) -> Result<Vec<u8>, StoreError> {
 /// that follows a repair's removals must not take those for files still there. A listing
 /// that still shows them when the time is up is left to that check to report.
 fn await_unlisted(r: &dyn Replica, obj: &str, deleted: &[String]) -> Result<(), StoreError> {
+    let deleted: BTreeSet<&str> = deleted.iter().map(String::as_str).collect();
     let mut pause = std::time::Duration::from_millis(20);
     for _ in 0..8 {
         let listed = r.list(obj)?;
-        if !listed.iter().any(|o| deleted.contains(&o.key)) {
+        if !listed.iter().any(|o| deleted.contains(o.key.as_str())) {
             return Ok(());
         }
         std::thread::sleep(pause);
         pause *= 2;
     }
     Ok(())
-}
-
-/// Whether `obj`'s first version is whole (its inventory agrees with its sidecar) and no
-/// inventory webaip recorded: an object whose root inventory was lost, with a state database
-/// that never knew it, looks just like a first put killed before its root inventory, and only
-/// a person or another replica can tell them apart. It is kept (and `check` reports it), never
-/// removed; a first put webaip recorded and that was killed is cleared.
-fn unrecorded_whole_v1(
-    r: &dyn Replica,
-    obj: &str,
-    known: &dyn Fn(&str) -> bool,
-) -> Result<bool, StoreError> {
-    let v1 = super::check::load(r, &format!("{obj}/v1"))?;
-    Ok(v1.is_some_and(|l| l.sidecar.is_ok() && !known(&l.sha512)))
 }

@@ -191,7 +191,13 @@ impl Store {
         let obj = object_path(&identifier);
         // Every replica's object lock, in the configuration's order, for the whole put.
         let _locks = roots.iter().map(|r| r.lock(&identifier)).collect::<Result<Vec<_>, _>>()?;
-        self.settle(roots, &identifier)?;
+        if let Some((replica, _)) = self
+            .settle(roots, &identifier)?
+            .into_iter()
+            .find(|(_, s)| matches!(s, Settled::Kept(_)))
+        {
+            return Err(StoreRefusal::HeadlessObject { identifier, replica }.into());
+        }
         let mut report = PutReport {
             package: package.clone(),
             dir: obj.clone(),
@@ -249,16 +255,18 @@ impl Store {
         let plan = Plan { roots, replicas, obj: &obj, prev: prev.as_ref(), added };
         let staging = Staging::new(plan, progress);
         report.verified = verify_package(dir, files, listing, opts, Some(&staging))?;
+        // Recorded before the first write to a bucket, and so before any commit: what a killed
+        // put left is then known to be webaip's (and cleared), and a head a killed put
+        // committed is still one webaip made.
+        self.note_predating()?;
+        let sha = sha512_of(&inv.to_bytes());
+        self.state().record_ocfl_inventory(&identifier, &inv.head, &sha)?;
         let staged = self.pool.install(|| staging.complete(dir));
         self.refused_after_upload(roots, &identifier, staged)?;
         let stages = staging.into_stages();
         for (root, r) in roots.iter().zip(&self.replicas) {
             root.ensure_root(r.as_ref())?;
         }
-        // Recorded before any commit: a head a killed put committed is still one webaip made.
-        self.note_predating()?;
-        let sha = sha512_of(&inv.to_bytes());
-        self.state().record_ocfl_inventory(&identifier, &inv.head, &sha)?;
         for (r, stage) in self.replicas.iter().zip(stages) {
             let got = stage.and_then(|stage| commit_version(stage, prev.is_some(), &new));
             self.put_outcome(&mut report, r.name(), &new, got)?;
@@ -455,7 +463,10 @@ impl Store {
             if only.is_some_and(|o| o != i) {
                 continue;
             }
-            let settled = b.settle(r.as_ref(), obj, anchor, only.is_some())?;
+            // Completed only for an object older than the records (or with no records at
+            // all): one planted since they began is never made readable on webaip's word.
+            let complete = only.is_some() && !anchors.foreign(obj);
+            let settled = b.settle(r.as_ref(), obj, anchor, complete)?;
             if let (Settled::Sidecar { head, sha512 }, Some(a)) = (&settled, anchor) {
                 self.state().record_ocfl_head(&a.id, r.name(), head, sha512)?;
             }
@@ -951,7 +962,7 @@ impl Store {
         findings.extend(compared.findings);
         let objects =
             seen.iter().map(|s| &s.object).collect::<std::collections::BTreeSet<_>>().len();
-        let checked = Checked { replicas: &names, seen: &seen, findings: &findings };
+        let checked = Checked { replicas: &names, seen: &seen, findings: &findings, whole: true };
         let missing_dependencies = self.ocfl_missing_dependencies(&checked)?;
         Ok(OcflCheckReport {
             deep,

@@ -60,6 +60,8 @@ pub(super) struct Staging<'a> {
     digests: Mutex<BTreeMap<String, String>>,
     /// The first package file an upload found not to be its manifest's bytes.
     damaged: Mutex<Option<PackageProblem>>,
+    /// The added files an upload read to the end and hashed (its manifest's bytes or not).
+    hashed: Mutex<BTreeSet<String>>,
     progress: &'a (dyn Fn(u64) + Sync),
 }
 
@@ -99,6 +101,7 @@ impl<'a> Staging<'a> {
             opened: Mutex::new(BTreeSet::new()),
             digests: Mutex::new(BTreeMap::new()),
             damaged: Mutex::new(None),
+            hashed: Mutex::new(BTreeSet::new()),
             progress,
         }
     }
@@ -166,6 +169,7 @@ impl<'a> Staging<'a> {
             }
         }
         self.upload(dir);
+        self.hash_unsent(dir);
         match locked(&self.damaged).take() {
             Some(problem) => Err(StoreRefusal::Package { dir: dir.into(), problem }.into()),
             None => Ok(()),
@@ -196,12 +200,50 @@ impl<'a> Staging<'a> {
                 return;
             }
             let source = Source { root: dir, name: &f.rel };
-            if let Err(e) = b.upload(*r, self.obj, content, source, (f.size, &f.sha512)) {
-                if let Some(problem) = source_damage(&e, &f.rel) {
-                    locked(&self.damaged).get_or_insert(problem);
+            match b.upload(*r, self.obj, content, source, (f.size, &f.sha512)) {
+                Ok(()) => {
+                    locked(&self.hashed).insert(f.rel.clone());
                 }
-                self.fail(*i, e);
+                Err(e) => {
+                    if let Some(problem) = source_damage(&e, &f.rel) {
+                        locked(&self.hashed).insert(f.rel.clone());
+                        locked(&self.damaged).get_or_insert(problem);
+                    }
+                    self.fail(*i, e);
+                }
             }
+        });
+    }
+
+    /// Where the fixity read left the added files to the uploads (every replica a bucket),
+    /// hashes here each one no upload read to the end (every bucket failed before it, or
+    /// while sending it): what the put reports as verified is then so, and a damaged file is
+    /// the package's refusal, whatever the buckets did.
+    fn hash_unsent(&self, dir: &Path) {
+        let deferred = self.stages.iter().all(|s| matches!(s, Ok(Target::Bucket(..))));
+        if !deferred {
+            return;
+        }
+        let hashed = std::mem::take(&mut *locked(&self.hashed));
+        let mut unsent: Vec<&PackageFile> =
+            self.added.values().map(|(_, f)| *f).filter(|f| !hashed.contains(&f.rel)).collect();
+        unsent.sort_by_key(|f| std::cmp::Reverse(f.size));
+        crate::store::schedule::in_order(&unsent, |f| {
+            let found = crate::layout::open_in(dir, &f.rel).map_err(PackageProblem::from).and_then(
+                |file| {
+                    crate::formats::digest::sha512_at(&file)
+                        .map_err(|source| PackageProblem::Read { path: dir.join(&f.rel), source })
+                },
+            );
+            let problem = match found {
+                Ok((_, sha)) if sha.eq_ignore_ascii_case(&f.sha512) => return,
+                Ok((_, found)) => {
+                    let expected = f.sha512.clone();
+                    PackageProblem::Fixity { name: f.rel.clone(), expected, found }
+                }
+                Err(problem) => problem,
+            };
+            locked(&self.damaged).get_or_insert(problem);
         });
     }
 

@@ -319,8 +319,19 @@ impl Store {
             let OcflRoot::Bucket(b) = &roots[i] else { continue };
             let _lock = b.lock_object(&obj)?;
             for (replica, settled) in self.settle_object(roots, &obj, None, Some(i))? {
+                let mut repaired = true;
                 let message = match settled {
                     Settled::Nothing => continue,
+                    Settled::Kept(files) => {
+                        repaired = false;
+                        format!(
+                            "kept the {files} files of a first version without a root \
+                             inventory: the state database does not show them to be what a \
+                             put of webaip's left when killed (an object that lost its root \
+                             inventory, or one webaip did not write); move them away, or \
+                             restore the root inventory and `store repair --adopt` the object"
+                        )
+                    }
                     Settled::Removed(keys) => format!(
                         "removed the {} files of a version an interrupted put never committed \
                          (no root inventory named them)",
@@ -339,7 +350,7 @@ impl Store {
                     ),
                 };
                 let object = obj.clone();
-                out.push(ObjectRepair { replica, object, source: None, repaired: true, message });
+                out.push(ObjectRepair { replica, object, source: None, repaired, message });
             }
         }
         Ok(out)

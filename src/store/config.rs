@@ -151,12 +151,14 @@ impl StoreConfig {
     /// Gives every replica whose configuration names no layout the store's default: OCFL,
     /// unless the state database records packages put in the webaip layout that no finished
     /// `store migrate` has moved (a store made before OCFL was the default keeps working as
-    /// it was). The database is read only when some replica names none, and never made.
+    /// it was), or, with no database, a file system replica holds the webaip layout (a store
+    /// whose database was lost). The database is read only when some replica names none, and
+    /// never made.
     pub fn resolve_layouts(&mut self) -> Result<(), StoreError> {
         if self.replicas.iter().all(|r| r.layout.is_some()) {
             return Ok(());
         }
-        let unnamed = unnamed_layout(&self.state)?;
+        let unnamed = unnamed_layout(&self.state, &self.replicas)?;
         for r in &mut self.replicas {
             r.layout.get_or_insert(unnamed);
         }
@@ -195,9 +197,16 @@ impl StoreConfig {
 
 /// The layout of a replica whose configuration names none (see
 /// [`StoreConfig::resolve_layouts`]).
-fn unnamed_layout(state: &Path) -> Result<ReplicaLayout, StoreError> {
+fn unnamed_layout(state: &Path, replicas: &[ReplicaConfig]) -> Result<ReplicaLayout, StoreError> {
     if !state.exists() {
-        return Ok(ReplicaLayout::Ocfl);
+        // No records (a new store, or a database lost): a file system root holding files
+        // but no OCFL declaration is a webaip-layout replica, never taken for a new OCFL
+        // root (buckets are not listed here: loading a configuration asks no network).
+        return Ok(if replicas.iter().any(holds_webaip_layout) {
+            ReplicaLayout::Webaip
+        } else {
+            ReplicaLayout::Ocfl
+        });
     }
     let reader = super::state::StateReader::open(state)?;
     Ok(if reader.holds_unmigrated_packages()? {
@@ -205,6 +214,26 @@ fn unnamed_layout(state: &Path) -> Result<ReplicaLayout, StoreError> {
     } else {
         ReplicaLayout::Ocfl
     })
+}
+
+/// Whether `r` is a file system root holding the webaip layout: no OCFL storage root
+/// declaration, and a package partition directory (two hex digits, see [`package_dir`]) among
+/// its first entries.
+fn holds_webaip_layout(r: &ReplicaConfig) -> bool {
+    let ReplicaKind::Fs { root, .. } = &r.kind else { return false };
+    let declared = root.join(super::ocfl::layout::ROOT_DECLARATION.0);
+    if std::fs::symlink_metadata(declared).is_ok() {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir(root) else { return false };
+    let partition = |e: &std::fs::DirEntry| {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        name.len() == 2
+            && name.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+            && e.file_type().is_ok_and(|t| t.is_dir())
+    };
+    entries.take(1024).flatten().any(|e| partition(&e))
 }
 
 /// One layout for every replica; each file system root's work directory outside the root.

@@ -416,6 +416,14 @@ impl Store {
     /// Ends the session: the run's record and verdict (`problems`: the run found something;
     /// `judged`: it could judge every object it checked, else it is at best PARTIAL),
     /// recorded as finished (its plan dropped) or stopped.
+    /// Whether the session's run, as far as it went, checked every object of its universe
+    /// (selection all, nothing left of its plan): what was not seen in it is then not there.
+    pub(crate) fn covers_everything(&self, s: &Session) -> Result<bool, StoreError> {
+        let counts: RunCounts = self.state().run_counts(s.run.id)?;
+        let all = Selection::kind(&s.run.selection) == SelectionKind::All;
+        Ok(all && counts.checked >= counts.planned && counts.planned == counts.universe)
+    }
+
     pub(crate) fn end_session(
         &self,
         s: &Session,

@@ -3,6 +3,7 @@
 //! queries need). It is auxiliary: the replicas are the truth, and `store rebuild-state`
 //! recreates it from them.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
@@ -794,9 +795,23 @@ impl StateReader {
     }
 
     /// Whether the database records packages put in the webaip layout that no finished
-    /// migration moved to OCFL storage roots.
+    /// migration moved to OCFL storage roots, or a migration begun and not finished (its last
+    /// package moved, what it left in a root still to be dealt with).
     pub(crate) fn holds_unmigrated_packages(&self) -> Result<bool, StoreError> {
         let table = |name: &str| has_table(&self.conn, name);
+        let migration: Option<Option<String>> = if table("ocfl_migration")? {
+            self.conn
+                .query_row("SELECT finished_at FROM ocfl_migration WHERE id = 1", [], |r| r.get(0))
+                .optional()
+                .map_err(db)?
+        } else {
+            None
+        };
+        match migration {
+            Some(None) => return Ok(true),
+            Some(Some(_)) => return Ok(false),
+            None => {}
+        }
         if !table("package")? {
             return Ok(false);
         }
@@ -804,37 +819,36 @@ impl StateReader {
             .conn
             .query_row("SELECT EXISTS (SELECT 1 FROM package)", [], |r| r.get(0))
             .map_err(db)?;
-        if any == 0 {
-            return Ok(false);
-        }
-        if !table("ocfl_migration")? {
-            return Ok(true);
-        }
-        let finished: Option<String> = self
-            .conn
-            .query_row("SELECT finished_at FROM ocfl_migration WHERE id = 1", [], |r| r.get(0))
-            .optional()
-            .map_err(db)?
-            .flatten();
-        Ok(finished.is_none())
+        Ok(any != 0)
     }
 
-    /// When the database recorded the commit of object `identifier`'s latest head: the
-    /// earliest record of that head over the replicas (a replica brought up to it later by a
-    /// rerun or a repair records it later). `None` when no commit is recorded.
-    pub(crate) fn head_recorded_at(&self, identifier: &str) -> Result<Option<String>, StoreError> {
+    /// When the database recorded the commit of object `identifier`'s latest head on the last
+    /// of `replicas` (the put accepted: every copy committed); `None` when a replica has no
+    /// recorded commit of that head (an incomplete put) or none is recorded at all.
+    pub(crate) fn head_recorded_at(
+        &self,
+        identifier: &str,
+        replicas: &[String],
+    ) -> Result<Option<String>, StoreError> {
         if !self.has_heads {
             return Ok(None);
         }
         let mut st = self
             .conn
             .prepare_cached(
-                "SELECT CAST(substr(head, 2) AS INTEGER) AS n, MIN(recorded_at) FROM ocfl_head
-                 WHERE identifier = ?1 GROUP BY n ORDER BY n DESC LIMIT 1",
+                "SELECT replica, recorded_at FROM ocfl_head WHERE identifier = ?1
+                 AND CAST(substr(head, 2) AS INTEGER) = (SELECT MAX(CAST(substr(head, 2) AS INTEGER))
+                     FROM ocfl_head WHERE identifier = ?1)",
             )
             .map_err(db)?;
-        let found = st.query_row([identifier], |r| r.get::<_, String>(1)).optional();
-        found.map_err(db)
+        let rows = st
+            .query_map([identifier], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(db)?;
+        let at: BTreeMap<String, String> = rows.collect::<Result<_, _>>().map_err(db)?;
+        if at.is_empty() || replicas.iter().any(|r| !at.contains_key(r)) {
+            return Ok(None);
+        }
+        Ok(at.into_values().max())
     }
 
     /// Hands every package, by identifier, to `each`.

@@ -134,7 +134,7 @@ impl StoreRead {
             mine.extend(unrecorded_kept(&id, held.as_ref(), &known).map(|k| (k, false)));
             let mut p = object.state;
             if object.head.is_some() {
-                p.accepted_at = reader.head_recorded_at(&id)?;
+                p.accepted_at = reader.head_recorded_at(&id, &self.names)?;
             }
             let rows: Vec<Stored> =
                 mine.iter().map(|(k, rec)| self.kept_row(k, *rec, &p, checks.clone())).collect();

@@ -103,7 +103,9 @@ impl Store {
             found.findings.extend(part.findings);
         })?;
         let names: Vec<&str> = session.scope.iter().map(String::as_str).collect();
-        let checked = Checked { replicas: &names, seen: &found.seen, findings: &found.findings };
+        let whole = self.covers_everything(&session)?;
+        let checked =
+            Checked { replicas: &names, seen: &found.seen, findings: &found.findings, whole };
         let missing_dependencies = self.ocfl_missing_dependencies(&checked)?;
         let not_judged = |f: &OcflFinding| f.kind == FindingKind::NotJudged;
         let problems =

@@ -16,9 +16,18 @@ pub(crate) struct Checked<'a> {
     pub seen: &'a [ObjectOnReplica],
     /// What is wrong.
     pub findings: &'a [OcflFinding],
+    /// Whether every object was checked: a run of some of them (`--oldest`, `--sample`, a
+    /// budget) says nothing of an object it did not see.
+    pub whole: bool,
 }
 
 impl Checked<'_> {
+    /// Whether this check looked at object directory `obj` on some replica (in a check of
+    /// every object, one it did not see is on no replica).
+    fn judges(&self, obj: &str) -> bool {
+        self.whole || self.seen.iter().any(|s| s.object == obj)
+    }
+
     /// Whether some checked replica holds object directory `obj` with nothing found wrong.
     fn whole_on_one(&self, obj: &str) -> bool {
         self.replicas.iter().any(|r| {
@@ -72,6 +81,8 @@ impl Store {
         for (package, requires) in recorded {
             let why = match self.keeping_object(&requires) {
                 Ok(None) => "not in the store".to_string(),
+                // Not looked at in this run: neither missing nor vouched for.
+                Ok(Some(object)) if !checked.judges(&object_path(&object)) => continue,
                 Ok(Some(object)) if !checked.whole_on_one(&object_path(&object)) => {
                     "no replica holds it whole (see the findings of its object)".to_string()
                 }

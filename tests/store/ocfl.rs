@@ -1267,6 +1267,12 @@ fn ocfl_is_the_layout_of_a_new_store_and_an_older_store_keeps_its_own() {
         "the webaip layout's check: {r:#}"
     );
     assert!(!old.join("disk/0=ocfl_1.1").exists());
+    // Its database lost: the replica's package folders say it is a webaip-layout store, whose
+    // state rebuild-state makes again (nothing taken for an OCFL root), and migrate then moves.
+    super::ocfl_root::forget_state(&old.join("state.sqlite"));
+    let (code, r) = store(&no_env(), &cfg, &["rebuild-state"]);
+    assert_eq!((code, &r["packages"]), (0, &serde_json::json!([super::objid(&a)])), "{r:#}");
+    assert!(!old.join("disk/0=ocfl_1.1").exists());
     // Migrated, it is OCFL, and the configuration says so.
     let (code, r) = store(&no_env(), &cfg, &["migrate"]);
     assert_eq!((code, &r["switched"]), (0, &serde_json::json!(true)), "{r:#}");

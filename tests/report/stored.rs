@@ -169,7 +169,7 @@ fn an_aip_whose_place_the_database_lost_is_listed_from_its_versions_message() {
     assert_eq!(db.execute("DELETE FROM ocfl_package", []).unwrap(), 1);
     let committed: String = db
         .query_row(
-            "SELECT MIN(recorded_at) FROM ocfl_head WHERE identifier = ?1 AND head = 'v2'",
+            "SELECT MAX(recorded_at) FROM ocfl_head WHERE identifier = ?1 AND head = 'v2'",
             [&object],
             |r| r.get(0),
         )
@@ -204,6 +204,15 @@ fn an_aip_whose_place_the_database_lost_is_listed_from_its_versions_message() {
     assert_eq!(r["store"]["packages"], 2, "{:#}", r["store"]);
     let html = std::fs::read_to_string(&page).unwrap();
     assert_eq!(html.matches("place not recorded").count(), 1, "the AIP's row says so");
+    // A head one replica has no commit of (a put that ended incomplete) is not accepted.
+    let db = rusqlite::Connection::open(dir.path().join("state.sqlite")).unwrap();
+    let one = "DELETE FROM ocfl_head WHERE identifier = ?1 AND head = 'v2' AND replica =
+               (SELECT MIN(replica) FROM ocfl_head WHERE identifier = ?1 AND head = 'v2')";
+    assert_eq!(db.execute(one, [&object]).unwrap(), 1);
+    drop(db);
+    let o = webaip(&["report", "--json", "-o", page.to_str().unwrap(), "--store", cfg]);
+    let r = report_of(&o, 1);
+    assert!(r["packages"][0]["accepted_at"].is_null(), "{:#}", r["packages"][0]);
 }
 
 /// A replica moved away, then `store check --deep`: every object's check on it found no

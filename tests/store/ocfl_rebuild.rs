@@ -89,6 +89,10 @@ fn ocfl_rebuild_state_records_every_object_its_kept_aip_and_what_packages_requir
     assert_eq!(r["refused"], serde_json::json!([]), "{r:#}");
     assert_eq!(r["left_as_recorded"], serde_json::json!([]), "{r:#}");
     assert_eq!(records(&db), before, "the records as the puts made them");
+    // Every version read: the check's search for the required package relies on the records.
+    let marked = rows(&db, "ocfl_kept_recorded", "identifier, head");
+    let all = [vec![sid.clone(), "v2".into()], vec![id2.clone(), "v1".into()]];
+    assert_eq!(marked, Rows::from(all), "{marked:?}");
 
     for deep in [&["check"][..], &["check", "--deep"]] {
         let (code, c) = store(&no_env(), &cfg, deep);

@@ -157,6 +157,8 @@ impl Store {
         let sources: Vec<&dyn Replica> =
             holders.iter().filter_map(|(r, _)| self.replica(r).ok()).collect();
         self.rebuild_holdings(dir, head, &sources, report)?;
+        // Every version read: what they keep is recorded from nothing.
+        self.note_kept_recorded(&id, None, &head.inv.head)?;
         report.packages.push(id);
         Ok(())
     }

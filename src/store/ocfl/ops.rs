@@ -265,7 +265,11 @@ impl Store {
         }
         report.version = Some(inv.head.clone());
         self.record_place(&package, &identifier, report.version.as_deref())?;
-        self.note_kept_recorded(&identifier, prev.as_ref().map(|h| h.inv.head.as_str()), &inv.head)?;
+        self.note_kept_recorded(
+            &identifier,
+            prev.as_ref().map(|h| h.inv.head.as_str()),
+            &inv.head,
+        )?;
         Ok(report)
     }
 

@@ -201,7 +201,12 @@ const LIST_JSON: &str = r#"JSON (--json), one object:
   {"kind": "list", "objects": [{"replica": "disk", "object": "abc/def/012/OBJID", "id": "OBJID",
    "head": "v1", "inventory_sha512": "...", "provenance": "recorded", "bytes": 81234}, ...]}"#;
 const REBUILD_JSON: &str = r#"JSON (--json), one object:
-  {"kind": "rebuild-state", "packages": ["OBJID", ...], "refused": []}"#;
+  {"kind": "rebuild-state", "packages": ["OBJID", ...], "refused": [],
+   "left_as_recorded": []}
+OCFL replicas: an object is recorded when more than half of the configured replicas hold one
+head inventory of it; one held by fewer, at two heads of one number, or arrived after the
+database's records began is refused; one the database records already is left as it is.
+Exit status: 0 nothing refused, 1 something refused (named in refused)."#;
 const MIGRATE_JSON: &str = r#"JSON (--json), one object:
   {"kind": "migrate", "replicas": ["disk-a", "disk-b"], "objects_migrated": 2,
    "bytes_linked": 162468, "bytes_copied": 0, "remaining": 0, "switched": true,
@@ -671,12 +676,19 @@ fn run_rebuild_state(store: &Store, shown: Shown) -> anyhow::Result<i32> {
         for why in &r.refused {
             println!("refused: {why}");
         }
+        for id in &r.left_as_recorded {
+            println!("left as recorded: {id} (the state database records it already)");
+        }
         let refused = if r.refused.is_empty() {
             String::new()
         } else {
-            format!("; {} package directory(ies) refused", r.refused.len())
+            format!("; {} package directory(ies) or object(s) refused", r.refused.len())
         };
-        println!("state rebuilt: {} package(s){refused}", r.packages.len());
+        let left = match r.left_as_recorded.len() {
+            0 => String::new(),
+            n => format!("; {n} object(s) recorded already, left as they were"),
+        };
+        println!("state rebuilt: {} package(s){refused}{left}", r.packages.len());
     })?;
     Ok(if r.refused.is_empty() { 0 } else { EXIT_FINDINGS })
 }

@@ -21,8 +21,11 @@ use crate::mets::reader::MetsReader;
 pub struct RebuildStateReport {
     /// Packages recorded.
     pub packages: Vec<String>,
-    /// Package directories not recorded, and why.
+    /// Package directories (OCFL objects) not recorded, and why.
     pub refused: Vec<String>,
+    /// OCFL objects the state database recorded already: left as they were (rebuild-state
+    /// never overrides a record).
+    pub left_as_recorded: Vec<String>,
 }
 
 /// What one replica lists in a package directory: key and size of each object that can be a
@@ -106,8 +109,12 @@ impl Store {
     /// directory, its manifest (the copy most replicas agree on) and which copies are there.
     /// A package directory whose name is not one this layout makes, or whose manifest has a
     /// line that is malformed or leaves the package, is not recorded: it is listed as refused.
+    /// On OCFL replicas, the objects most replicas hold at one head (see
+    /// `ocfl::rebuild`).
     pub fn rebuild_state(&self) -> Result<RebuildStateReport, StoreError> {
-        self.webaip_layout("store rebuild-state")?;
+        if self.is_ocfl() {
+            return self.rebuild_objects();
+        }
         let mut dirs: BTreeSet<String> = BTreeSet::new();
         for r in &self.replicas {
             dirs.extend(r.packages()?);

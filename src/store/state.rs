@@ -100,6 +100,14 @@ CREATE TABLE IF NOT EXISTS ocfl_dependency (
     requires TEXT NOT NULL,
     PRIMARY KEY (package, requires)
 );
+-- OCFL replicas: objects whose every kept package up to version `head` is in ocfl_package (put
+-- from their first version by this database, or found again by rebuild-state): a search for a
+-- package the records do not place need not read their inventories
+CREATE TABLE IF NOT EXISTS ocfl_kept_recorded (
+    identifier TEXT PRIMARY KEY,
+    object TEXT NOT NULL,
+    head TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS ocfl_predating (
     object TEXT PRIMARY KEY,
     recorded_at TEXT NOT NULL
@@ -379,6 +387,50 @@ impl StateDb {
             )
             .optional()
             .map_err(db)
+    }
+
+    /// Records that every package kept in object `identifier` (at directory `object`) up to
+    /// version `head` is in `ocfl_package`: from nothing when `prev` is `None` (a new object,
+    /// or one whose versions were all read again), else only when it was so up to `prev`.
+    pub(crate) fn record_kept_recorded(
+        &mut self,
+        identifier: &str,
+        object: &str,
+        prev: Option<&str>,
+        head: &str,
+    ) -> Result<(), StoreError> {
+        let sql = match prev {
+            None => {
+                "INSERT OR REPLACE INTO ocfl_kept_recorded (identifier, object, head)
+                 VALUES (?1, ?2, ?4)"
+            }
+            Some(_) => {
+                "UPDATE ocfl_kept_recorded SET head = ?4
+                 WHERE identifier = ?1 AND object = ?2 AND head = ?3"
+            }
+        };
+        self.conn.execute(sql, params![identifier, object, prev, head]).map(|_| ()).map_err(db)
+    }
+
+    /// The object directories whose every kept package is recorded up to the latest head
+    /// webaip built of them (a later head, of a put killed before it recorded its package's
+    /// place, leaves the object out).
+    pub(crate) fn kept_recorded_objects(
+        &self,
+    ) -> Result<std::collections::BTreeSet<String>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT k.object FROM ocfl_kept_recorded k
+                 WHERE CAST(substr(k.head, 2) AS INTEGER) >= (
+                   SELECT MAX(CAST(substr(head, 2) AS INTEGER)) FROM (
+                     SELECT head FROM ocfl_inventory WHERE identifier = k.identifier
+                     UNION ALL
+                     SELECT head FROM ocfl_head WHERE identifier = k.identifier))",
+            )
+            .map_err(db)?;
+        let rows = st.query_map([], |r| r.get(0)).map_err(db)?;
+        rows.collect::<Result<_, _>>().map_err(db)
     }
 
     /// Whether the database records any OCFL object at all.

@@ -92,7 +92,7 @@ impl Bucket {
 }
 
 /// An OCFL bucket replica `garage` (first: `get` reads it first) and a file system one `disk`.
-fn config(dir: &Path, g: &HashMap<String, String>, prefix: &str) -> PathBuf {
+pub(super) fn config(dir: &Path, g: &HashMap<String, String>, prefix: &str) -> PathBuf {
     let endpoints: Vec<String> = g["S3_ENDPOINTS"].split(',').map(|e| format!("\"{e}\"")).collect();
     let text = format!(
         "state = \"{state}\"\n\n[user]\nname = \"webaip tests\"\naddress = \"mailto:tests@example.org\"\n\n\

@@ -24,7 +24,7 @@ fn sizes_of(root: &Path) -> BTreeMap<String, u64> {
 }
 
 /// `webaip ingest --json --store CFG SSIP -o OUT`: the one package's report.
-fn ingest_to_store(cfg: &Path, ssip: &Path, out: &Path) -> serde_json::Value {
+pub(super) fn ingest_to_store(cfg: &Path, ssip: &Path, out: &Path) -> serde_json::Value {
     let o = webaip_command()
         .args(["ingest", "--json", "--deterministic", "--store"])
         .args([cfg, ssip])
@@ -319,9 +319,14 @@ fn an_aip_kept_in_its_submissions_object_is_found_after_the_database_is_lost() {
     let tmp = tempfile::tempdir().unwrap();
     let StoredWithAip { cfg, aip, .. } = stored_with_aip(tmp.path());
     let aip_id = objid(&aip);
-    // A put killed between its commits and recording the AIP's place.
+    // A put killed between its commits and recording the AIP's place: the records say the
+    // object's kept packages are recorded up to v1 only (the submission's put), so its v2 is
+    // searched by its inventory.
     let db = rusqlite::Connection::open(tmp.path().join("state.sqlite")).unwrap();
     db.execute("DELETE FROM ocfl_package", []).unwrap();
+    let marked = "SELECT head FROM ocfl_kept_recorded";
+    assert_eq!(db.query_row(marked, [], |r| r.get::<_, String>(0)).unwrap(), "v2");
+    db.execute("UPDATE ocfl_kept_recorded SET head = 'v1'", []).unwrap();
     drop(db);
     assert_eq!(got(&cfg, &aip_id, &tmp.path().join("g1")), files_of(&aip));
     for f in ["state.sqlite", "state.sqlite-wal", "state.sqlite-shm"] {

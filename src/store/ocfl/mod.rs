@@ -31,6 +31,7 @@ pub(crate) mod layout;
 pub(crate) mod migrate;
 pub(crate) mod ops;
 pub(crate) mod put;
+mod rebuild;
 pub(crate) mod repair;
 mod requires;
 pub(crate) mod root;

@@ -273,7 +273,25 @@ impl Store {
         }
         report.version = Some(inv.head.clone());
         self.record_place(&package, &identifier, report.version.as_deref())?;
+        self.note_kept_recorded(
+            &identifier,
+            prev.as_ref().map(|h| h.inv.head.as_str()),
+            &inv.head,
+        )?;
         Ok(report)
+    }
+
+    /// Notes that every package kept in object `id` up to `head` is recorded (its place
+    /// recorded just before), when it was so up to `prev` (`None`: a new object, or one whose
+    /// every version was read again). Recorded after the place: a put killed between leaves the
+    /// object to be searched by its inventory, as before.
+    pub(super) fn note_kept_recorded(
+        &self,
+        id: &str,
+        prev: Option<&str>,
+        head: &str,
+    ) -> Result<(), StoreError> {
+        self.state().record_kept_recorded(id, &object_path(id), prev, head)
     }
 
     /// The object a package goes into: its own (its OBJID), unless it is an AIP (METS TYPE)
@@ -810,11 +828,14 @@ impl Store {
     /// say (it was lost, or a put was killed before recording it): the object whose
     /// reference head has a version whose message names it (the latest such version). Reads
     /// each object's root inventory on the first replica that can be listed, one at a time
-    /// (no object of the store is held but the one read, and the replica's listing).
+    /// (no object of the store is held but the one read, and the replica's listing), except
+    /// those whose every kept package the database records up to the latest head it built
+    /// (see [`Store::note_kept_recorded`]): the records already said the package is not there.
     pub(crate) fn find_kept(&self, identifier: &str) -> Result<Option<(String, u32)>, StoreError> {
         let listed = self.replicas.iter().find_map(|r| Some((r, survey(r.as_ref()).ok()?)));
         let Some((r, survey)) = listed else { return Ok(None) };
-        for dir in survey.objects.into_keys() {
+        let recorded = self.state().kept_recorded_objects()?;
+        for dir in survey.objects.into_keys().filter(|d| !recorded.contains(d)) {
             let Some(Ok((inv, versions))) = load(r.as_ref(), &dir).ok().flatten().map(|l| l.parsed)
             else {
                 continue;

@@ -250,7 +250,7 @@ impl Store {
 
     /// Records what [`Store::plan_adopt`] decided: the head as one webaip built, and as
     /// committed on each replica holding it.
-    fn record_adopted(&self, a: &Adopted) -> Result<(), StoreError> {
+    pub(super) fn record_adopted(&self, a: &Adopted) -> Result<(), StoreError> {
         self.note_predating()?;
         let mut state = self.state();
         state.record_ocfl_inventory(&a.id, &a.head, &a.inventory_sha512)?;

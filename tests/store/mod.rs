@@ -19,6 +19,7 @@ mod ocfl_bucket;
 mod ocfl_ingest;
 mod ocfl_kill;
 mod ocfl_migrate;
+mod ocfl_remove;
 mod ocfl_rocfl;
 mod ocfl_root;
 

@@ -24,7 +24,7 @@ fn sizes_of(root: &Path) -> BTreeMap<String, u64> {
 }
 
 /// `webaip ingest --json --store CFG SSIP -o OUT`: the one package's report.
-fn ingest_to_store(cfg: &Path, ssip: &Path, out: &Path) -> serde_json::Value {
+pub(super) fn ingest_to_store(cfg: &Path, ssip: &Path, out: &Path) -> serde_json::Value {
     let o = webaip_command()
         .args(["ingest", "--json", "--deterministic", "--store"])
         .args([cfg, ssip])
@@ -38,7 +38,7 @@ fn ingest_to_store(cfg: &Path, ssip: &Path, out: &Path) -> serde_json::Value {
     v["packages"][0].clone()
 }
 
-fn submission(dir: &Path) -> std::path::PathBuf {
+pub(super) fn submission(dir: &Path) -> std::path::PathBuf {
     let ssip = dir.join("ssip");
     package(
         Package::new().quiet().args(&["--deterministic"]),

@@ -320,17 +320,20 @@ impl BucketRoot {
     }
 
     /// Deletes object `obj` (`store remove`; the caller holds its lock), its `keys` in
-    /// [`removal_order`], then waits until a listing no longer shows them. A kill part-way
-    /// leaves no root inventory, so nothing that reads as a committed object.
+    /// [`removal_order`], each added to `deleted` once gone, then waits until a listing no
+    /// longer shows them. A kill part-way leaves no root inventory, so nothing that reads as
+    /// a committed object.
     pub(crate) fn remove_object(
         &self,
         r: &dyn Replica,
         obj: &str,
         keys: &[String],
+        deleted: &mut Vec<String>,
     ) -> Result<(), StoreError> {
         for k in keys {
             crate::hooks::write_point();
             r.delete(k)?;
+            deleted.push(k.clone());
         }
         await_unlisted(r, obj, keys)
     }

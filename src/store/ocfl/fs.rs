@@ -184,15 +184,24 @@ impl FsRoot {
     /// one rename into the work directory's `removing/` (same file system, so a kill leaves
     /// the whole object in the root or none of it), deleted there, then the n-tuple
     /// directories it leaves empty (never the root itself). A tree a killed removal moved out
-    /// is found by its name and deleted first.
-    pub(crate) fn remove_object(&self, id: &str, obj: &str) -> Result<(), StoreError> {
+    /// is found by its name and deleted first. `moved` is called once the object is out of
+    /// the root.
+    pub(crate) fn remove_object(
+        &self,
+        id: &str,
+        obj: &str,
+        moved: &mut dyn FnMut(),
+    ) -> Result<(), StoreError> {
         std::fs::create_dir_all(&self.work).map_err(|e| self.err("", e))?;
         confined::create_dirs_in(&self.work, REMOVING).map_err(|e| self.err("", e))?;
         let holding = confined::open_dir_in(&self.work, REMOVING).map_err(|e| self.err("", e))?;
         let name = self.removal_name(id);
         self.delete_moved(&name)?;
         match confined::open_dir_in(&self.root, obj) {
-            Ok(_) => self.move_out(obj, &holding, &name)?,
+            Ok(_) => {
+                self.move_out(obj, &holding, &name)?;
+                moved();
+            }
             Err(e) if e.is_not_found() => {}
             Err(e) => return Err(self.err(obj, e)),
         }

@@ -42,9 +42,8 @@ impl Store {
         let mut replicas = Vec::new();
         for (root, r) in roots.iter().zip(&self.replicas) {
             let mut rep = ReplicaRemoval { replica: r.name().into(), ..Default::default() };
-            match remove_from(root, r.as_ref(), id, &obj, dry_run) {
-                Ok(keys) => rep.deleted = keys,
-                Err(e) => rep.error = Some(e.to_string()),
+            if let Err(e) = remove_from(root, r.as_ref(), id, &obj, dry_run, &mut rep.deleted) {
+                rep.error = Some(e.to_string());
             }
             replicas.push(rep);
         }
@@ -104,27 +103,30 @@ impl Store {
     }
 }
 
-/// Removes object `obj` (of `id`) from one replica; returns its keys there, in the order they
-/// go (what a dry run lists).
+/// Removes object `obj` (of `id`) from one replica, adding to `deleted` its keys there as
+/// they go, in that order (a dry run: every key, nothing deleted). Once a file system
+/// replica's rename is done, every key is out of the root, whatever happens to the tree in
+/// the work directory after.
 fn remove_from(
     root: &OcflRoot,
     r: &dyn Replica,
     id: &str,
     obj: &str,
     dry_run: bool,
-) -> Result<Vec<String>, StoreError> {
+    deleted: &mut Vec<String>,
+) -> Result<(), StoreError> {
     let prefix = format!("{obj}/");
     let keys: Vec<String> =
         r.list(obj)?.into_iter().map(|o| o.key).filter(|k| k.starts_with(&prefix)).collect();
     let keys = super::bucket::removal_order(obj, keys);
     if dry_run {
-        return Ok(keys);
+        deleted.extend(keys);
+        return Ok(());
     }
     match root {
-        OcflRoot::Fs(f) => f.remove_object(id, obj)?,
-        OcflRoot::Bucket(b) => b.remove_object(r, obj, &keys)?,
+        OcflRoot::Fs(f) => f.remove_object(id, obj, &mut || deleted.extend(keys.iter().cloned())),
+        OcflRoot::Bucket(b) => b.remove_object(r, obj, &keys, deleted),
     }
-    Ok(keys)
 }
 
 /// What a check found of the objects whose removal did not finish (`removing`, by object

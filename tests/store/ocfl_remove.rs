@@ -80,7 +80,7 @@ fn ocfl_remove_takes_the_object_from_every_replica_and_it_can_be_put_again() {
             files_of(root).into_keys().filter(|k| k.starts_with(&format!("{rel}/"))).collect();
         assert_eq!(keys.len(), ours.len(), "{rep:#}");
         let first = [format!("{rel}/inventory.json.sha512"), format!("{rel}/inventory.json")];
-        assert_eq!(keys[..2], first, "{rep:#}");
+        assert_eq!(keys[..2], [first[0].as_str(), first[1].as_str()], "{rep:#}");
     }
     assert_eq!(roots.iter().map(|r| files_of(r)).collect::<Vec<_>>(), before);
 
@@ -131,12 +131,12 @@ fn ocfl_remove_takes_the_object_from_every_replica_and_it_can_be_put_again() {
 
 /// The dedup pair: `p2` is packaged against `p1`, so its revisits require it.
 fn required_pair(t: &Path) -> (PathBuf, PathBuf) {
+    fs::create_dir_all(t).unwrap();
     crate::dedup::crawls_with(t, &["--as", "arc", "--unchanged", "0.70"]);
     let arc = |crawl: &str| {
         let dir = t.join(crawl);
         let mut found: Vec<PathBuf> =
             fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-        found.retain(|p| p.to_string_lossy().contains(".arc"));
         assert_eq!(found.len(), 1, "{found:?}");
         found.remove(0)
     };
@@ -234,8 +234,11 @@ fn ocfl_a_remove_killed_at_any_write_is_whole_or_gone_and_finished_by_running_it
         for r in replicas {
             let left = object_files(&dir.join(r), &rel);
             assert!(left.is_none() || left == Some(whole.clone()), "point {n}, {r}: {left:?}");
-            let objects = if left.is_some() { 2 } else { 1 };
-            assert_ocfl_valid(&dir.join(r), objects);
+            // A root the object left may keep its emptied n-tuple directories until the run
+            // again removes them (ocfl-py calls an empty directory an error): validated after.
+            if left.is_some() {
+                assert_ocfl_valid(&dir.join(r), 2);
+            }
         }
         // The remains are an unfinished removal's, reported as such and never repaired back;
         // a put of the id is refused until the remove is run again.
@@ -249,9 +252,13 @@ fn ocfl_a_remove_killed_at_any_write_is_whole_or_gone_and_finished_by_running_it
         assert_ne!(code, 0, "point {n}: {rep:#}");
         let after: Vec<_> = replicas.iter().map(|r| object_files(&dir.join(r), &rel)).collect();
         assert_eq!(held, after, "point {n}: repair resurrects nothing");
-        let (code, p) = store(&no_env(), &cfg, &["put", a.to_str().unwrap()]);
-        assert_ne!(code, 0, "point {n}: {p:#}");
-        assert!(p.to_string().contains("did not finish"), "point {n}: {p:#}");
+        let o = webaip_command()
+            .args(["store", "--config", cfg.to_str().unwrap(), "put", a.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert_ne!(o.status.code(), Some(0), "point {n}: {said}");
+        assert!(said.contains(&format!("store remove of {id} began at")), "point {n}: {said}");
         let o = remove(&cfg, &id, "--yes", &[]);
         assert_eq!(json(&o)["removed"], true, "point {n}");
         for r in replicas {

@@ -186,7 +186,9 @@ pub fn store_migrate(
 }
 
 /// Deletes the package `objid` from every replica (with `dry_run`, lists what it would
-/// delete). Refused ([`StoreError::Refused`]) while another stored package requires it;
+/// delete); on OCFL replicas its whole object, with the packages kept in it
+/// ([`StoreRemoveReport::kept`]), and a package kept in another's object is refused.
+/// Refused ([`StoreError::Refused`]) while another stored package requires it;
 /// [`StoreRemoveReport::removed`] is false when a replica stopped part-way.
 pub fn store_remove(store: &Store, objid: &str, dry_run: bool) -> Result<RemoveReport, StoreError> {
     store.remove(objid, dry_run)

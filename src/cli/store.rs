@@ -112,6 +112,8 @@ enum Action {
     #[command(after_long_help = MIGRATE_JSON)]
     Migrate,
     /// Delete a package from every replica (refused while other stored packages require it).
+    /// On OCFL replicas its object goes whole, every version of it and every package kept in
+    /// it; a package kept in another package's object is refused (remove that object).
     #[command(after_long_help = REMOVE_JSON)]
     Remove {
         /// The package identifier (METS OBJID).
@@ -217,7 +219,10 @@ Exit status: 0 every package moved and the configuration switched, 1 packages le
 or not moved) or other entries left in a root, 2 refused (a bucket replica, another migrate running)."#;
 const REMOVE_JSON: &str = r#"JSON (--json), one object:
   {"kind": "remove", "package": "OBJID", "dir": "...", "dry_run": true, "removed": false,
-   "replicas": [{"replica": "disk", "deleted": [...], "error": null}]}"#;
+   "replicas": [{"replica": "disk", "deleted": [...], "error": null}]}
+On OCFL replicas "kept" lists the packages kept in the object, removed with it (absent when
+none). Exit status: 0 removed (or a dry run), 1 a replica stopped part-way (run it again),
+2 refused."#;
 
 /// What `store get` exports of the package it fetched and verified.
 #[derive(Debug, Args)]
@@ -814,6 +819,10 @@ fn print_removal(r: &StoreRemoveReport) {
             }
             None => println!("{}: {} object(s) {verb}", rep.replica, rep.deleted.len()),
         }
+    }
+    for k in &r.kept {
+        let how = if r.dry_run { "would be removed" } else { "removed" };
+        println!("{}: {k}, kept in its object, {how} with it", r.package);
     }
     let verdict = if r.dry_run {
         "DRY RUN: nothing deleted"

@@ -502,6 +502,32 @@ pub enum StoreRefusal {
         /// The version that is the package.
         version: String,
     },
+    /// `store remove` of a package kept as one version of another package's object: an OCFL
+    /// version is write-once, so the package cannot leave its object alone.
+    #[error(
+        "{identifier} is kept as {version} of object {object}, and an OCFL version is \
+         write-once: it cannot be removed alone; remove {object} instead (which removes every \
+         version of it, and every package kept in it)"
+    )]
+    KeptNotRemovable {
+        /// The package asked to be removed.
+        identifier: String,
+        /// The object that holds it.
+        object: String,
+        /// The version that is the package.
+        version: String,
+    },
+    /// A put of an object whose `store remove` began and did not finish on every replica.
+    #[error(
+        "store remove of {identifier} began at {started} and did not finish: run `store remove \
+         {identifier}` again to finish it, then put it again"
+    )]
+    RemovalUnfinished {
+        /// The object id.
+        identifier: String,
+        /// When the removal began (RFC 3339).
+        started: String,
+    },
     /// Another check of the store is running (a run's plan is the store's one plan).
     #[error(
         "another store check (or repair) of this store is running ({}{holders}): wait for it, or stop it and use --resume",

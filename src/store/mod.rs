@@ -228,6 +228,10 @@ pub struct RemoveReport {
     pub replicas: Vec<ReplicaRemoval>,
     /// True only when every replica deleted every object and the state forgot the package.
     pub removed: bool,
+    /// OCFL replicas: the packages kept in the object (AIPs kept as versions of their
+    /// submission's object), removed with it (left out of the JSON when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<String>,
 }
 
 /// What `store remove` did on one replica.
@@ -452,13 +456,16 @@ impl Store {
     }
 
     /// Removes a package from every replica and then from the state: refused while another
-    /// stored package requires it. The manifest goes first (a replica stopped part-way then
+    /// stored package requires it. On OCFL replicas the package's object goes whole, with
+    /// every package kept in it (see [`ocfl::remove`]). The manifest goes first (a replica stopped part-way then
     /// holds no package `rebuild-state` would take for complete), the claim last. A replica
     /// that fails is reported with what it did delete; the state keeps the package until
     /// every replica is done, so `check` shows what is left and a second `remove` finishes.
     /// With `dry_run`, nothing is deleted: the report lists what would be.
     pub fn remove(&self, identifier: &str, dry_run: bool) -> Result<RemoveReport, StoreError> {
-        self.webaip_layout("store remove")?;
+        if let Some(roots) = self.ocfl.as_deref() {
+            return self.ocfl_remove(roots, identifier, dry_run);
+        }
         // A moved package's dependencies are no longer in the webaip layout's records, so
         // nothing here could tell that a package still to move is required.
         let _writing = self.writing_webaip(true)?;
@@ -506,6 +513,7 @@ impl Store {
             dry_run,
             replicas: reports,
             removed: complete && !dry_run,
+            kept: Vec::new(),
         })
     }
 

@@ -17,7 +17,9 @@ use super::StoreError;
 
 pub(crate) mod lock;
 mod migration;
+mod removal;
 mod runs;
+pub(crate) use removal::ObjectRows;
 pub use runs::SeenSummary;
 pub(crate) use runs::{NewRun, ObjectOutcome, Pick, PlannedObject, RunCounts, RunRecord, Universe};
 
@@ -111,6 +113,12 @@ CREATE TABLE IF NOT EXISTS ocfl_kept_recorded (
 CREATE TABLE IF NOT EXISTS ocfl_predating (
     object TEXT PRIMARY KEY,
     recorded_at TEXT NOT NULL
+);
+-- OCFL replicas: an object whose `store remove` began and has not finished on every replica
+-- (its other rows are forgotten only then; see state/removal.rs)
+CREATE TABLE IF NOT EXISTS ocfl_removal (
+    identifier TEXT PRIMARY KEY,
+    started_at TEXT NOT NULL
 );
 ";
 

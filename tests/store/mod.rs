@@ -20,6 +20,7 @@ mod ocfl_ingest;
 mod ocfl_kill;
 mod ocfl_migrate;
 mod ocfl_rebuild;
+mod ocfl_remove;
 mod ocfl_rocfl;
 mod ocfl_root;
 

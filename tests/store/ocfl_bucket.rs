@@ -18,14 +18,14 @@ use super::{garage, objid, same_objid_pair, store};
 use crate::util::webaip_command;
 
 /// The test's bucket prefix, reached as a plain S3 client (not through webaip).
-struct Bucket {
+pub(super) struct Bucket {
     s3: object_store::aws::AmazonS3,
     rt: tokio::runtime::Runtime,
     prefix: String,
 }
 
 impl Bucket {
-    fn new(g: &HashMap<String, String>, prefix: &str) -> Self {
+    pub(super) fn new(g: &HashMap<String, String>, prefix: &str) -> Self {
         let s3 = super::garage_client(g);
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         Bucket { s3, rt, prefix: prefix.into() }
@@ -37,7 +37,7 @@ impl Bucket {
     }
 
     /// Every key below the prefix (without it) and its size.
-    fn list(&self) -> BTreeMap<String, u64> {
+    pub(super) fn list(&self) -> BTreeMap<String, u64> {
         use futures::StreamExt;
         let root = ObjectPath::from(self.prefix.trim_end_matches('/'));
         self.rt.block_on(async {
@@ -80,7 +80,7 @@ impl Bucket {
     }
 
     /// The storage root, downloaded to `dir` (for ocfl-py and rocfl, which read folders).
-    fn download(&self, dir: &Path) -> PathBuf {
+    pub(super) fn download(&self, dir: &Path) -> PathBuf {
         let _ = fs::remove_dir_all(dir);
         for key in self.list().keys() {
             let to = dir.join(key);

@@ -38,7 +38,7 @@ pub(super) fn ingest_to_store(cfg: &Path, ssip: &Path, out: &Path) -> serde_json
     v["packages"][0].clone()
 }
 
-fn submission(dir: &Path) -> std::path::PathBuf {
+pub(super) fn submission(dir: &Path) -> std::path::PathBuf {
     let ssip = dir.join("ssip");
     package(
         Package::new().quiet().args(&["--deterministic"]),

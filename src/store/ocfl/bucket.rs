@@ -353,6 +353,25 @@ impl BucketRoot {
         Ok(Settled::Removed(keys))
     }
 
+    /// Deletes object `obj` (`store remove`; the caller holds its lock), its `keys` in
+    /// [`removal_order`], each added to `deleted` once gone, then waits until a listing no
+    /// longer shows them. A kill part-way leaves no root inventory, so nothing that reads as
+    /// a committed object.
+    pub(crate) fn remove_object(
+        &self,
+        r: &dyn Replica,
+        obj: &str,
+        keys: &[String],
+        deleted: &mut Vec<String>,
+    ) -> Result<(), StoreError> {
+        for k in keys {
+            crate::hooks::write_point();
+            r.delete(k)?;
+            deleted.push(k.clone());
+        }
+        await_unlisted(r, obj, keys)
+    }
+
     /// Moves `rels` (files of object `obj` no inventory accounts for) to a new quarantine
     /// directory of the local work directory: each downloaded there, then deleted from the
     /// bucket. Returns the directory.
@@ -425,6 +444,23 @@ impl BucketRoot {
         }
         Ok(())
     }
+}
+
+/// The order `store remove` deletes object `obj`'s `keys` in: the root inventory's sidecar
+/// and the root inventory first (no reader then takes what is left for a committed object),
+/// the object declaration last (what is left is still found as this object's remains), the
+/// rest between, by key.
+pub(crate) fn removal_order(obj: &str, mut keys: Vec<String>) -> Vec<String> {
+    let (sidecar, inventory) = (format!("{obj}/{SIDECAR}"), format!("{obj}/{INVENTORY}"));
+    let declaration = format!("{obj}/{}", OBJECT_DECLARATION.0);
+    let rank = |k: &String| match k {
+        k if *k == sidecar => 0,
+        k if *k == inventory => 1,
+        k if *k == declaration => 3,
+        _ => 2,
+    };
+    keys.sort_by(|a, b| (rank(a), a).cmp(&(rank(b), b)));
+    keys
 }
 
 /// An object's small file (inventory, sidecar, declaration) read whole, at most as large as

@@ -211,6 +211,9 @@ pub enum FindingKind {
     /// a majority for its head: not judged (no vote was counted; the run is PARTIAL). Not a
     /// problem found.
     NotJudged,
+    /// A `store remove` of the object began and did not finish: what is left of it is its
+    /// remains (never repaired); `store remove` run again finishes.
+    Removing,
 }
 
 /// One finding.

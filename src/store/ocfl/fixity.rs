@@ -41,6 +41,8 @@ struct Records {
     /// How many replicas the store has: a majority is counted over all of them, checked or
     /// not.
     configured: usize,
+    /// Objects whose removal began and did not finish, by directory (their ids as values).
+    removing: BTreeMap<String, String>,
 }
 
 impl Records {
@@ -76,8 +78,9 @@ impl Store {
     ) -> Result<CheckedRun<OcflCheckReport>, StoreError> {
         self.ocfl_roots("store check")?;
         let configured = self.replicas.len();
+        let removing = self.removals()?;
         let mut records =
-            Records { by_dir: BTreeMap::new(), predating: BTreeSet::new(), configured };
+            Records { by_dir: BTreeMap::new(), predating: BTreeSet::new(), configured, removing };
         let state = self.state();
         state.each_ocfl_record(None, &mut |r| {
             records.by_dir.entry(object_path(&r.identifier)).or_default().push(r)
@@ -232,6 +235,8 @@ fn check_batch(
     let names: Vec<&str> = replicas.iter().map(|r| r.name()).collect();
     let compared = compare_replicas(&names, records.configured, &found.seen, &anchors);
     found.findings.extend(in_batch(compared.findings, &dirs));
+    let removing = &records.removing;
+    super::remove::as_remains(&mut found.findings, &found.seen, &names, removing, Some(&dirs));
     found.objects = batch
         .iter()
         .filter(|p| {

@@ -29,6 +29,10 @@ use crate::store::replica::{HashingFile, Source};
 use crate::store::{CopyFailure, StoreError};
 use crate::temporaries::{self, TempName};
 
+/// Where `store remove` moves an object out of the root to delete it (in the work
+/// directory).
+const REMOVING: &str = "removing";
+
 /// A stage directory in the work directory.
 const STAGE: TempName = TempName { prefix: ".ocfl-stage-", suffix: "", dirs: true };
 
@@ -174,6 +178,107 @@ impl FsRoot {
                 .map_err(|e| self.err(&key, e))?;
         }
         Ok(dir)
+    }
+
+    /// Removes object `obj` (of `id`; the caller holds its lock) from the root: moved out in
+    /// one rename into the work directory's `removing/` (same file system, so a kill leaves
+    /// the whole object in the root or none of it), deleted there, then the n-tuple
+    /// directories it leaves empty (never the root itself). A tree a killed removal moved out
+    /// is found by its name and deleted first. `moved` is called once the object is out of
+    /// the root.
+    pub(crate) fn remove_object(
+        &self,
+        id: &str,
+        obj: &str,
+        moved: &mut dyn FnMut(),
+    ) -> Result<(), StoreError> {
+        std::fs::create_dir_all(&self.work).map_err(|e| self.err("", e))?;
+        confined::create_dirs_in(&self.work, REMOVING).map_err(|e| self.err("", e))?;
+        let holding = confined::open_dir_in(&self.work, REMOVING).map_err(|e| self.err("", e))?;
+        let name = self.removal_name(id);
+        self.delete_moved(&name)?;
+        match confined::open_dir_in(&self.root, obj) {
+            Ok(_) => {
+                self.move_out(obj, &holding, &name)?;
+                moved();
+            }
+            Err(e) if e.is_not_found() => {}
+            Err(e) => return Err(self.err(obj, e)),
+        }
+        self.delete_moved(&name)?;
+        self.remove_empty_parents(obj)
+    }
+
+    /// The name object `id`'s tree has in `removing/` while it is deleted: by the root and
+    /// the id, as its lock is (two replicas may share a work directory).
+    fn removal_name(&self, id: &str) -> String {
+        let mut key = Sha256::new();
+        key.update(self.root.as_os_str().as_encoded_bytes());
+        key.update([0]);
+        key.update(id.as_bytes());
+        crate::formats::digest::hex(&key.finalize())
+    }
+
+    /// Renames `obj` out of the root to `name` in `holding`, both reached without links.
+    fn move_out(&self, obj: &str, holding: &File, name: &str) -> Result<(), StoreError> {
+        let (parent, leaf) = obj.rsplit_once('/').unwrap_or(("", obj));
+        let from = confined::open_dir_in(&self.root, parent).map_err(|e| self.err(obj, e))?;
+        crate::hooks::write_point();
+        match rustix::fs::renameat(&from, leaf, holding, name) {
+            Ok(()) => {}
+            Err(rustix::io::Errno::XDEV) => {
+                return Err(StoreError::WorkElsewhere {
+                    replica: self.name.clone(),
+                    work: self.work.clone(),
+                });
+            }
+            Err(e) => return Err(self.err(obj, io::Error::from(e))),
+        }
+        crate::hooks::write_point();
+        from.sync_all().map_err(|e| self.err(obj, e))?;
+        crate::hooks::write_point();
+        holding.sync_all().map_err(|e| self.err("", e))
+    }
+
+    /// Deletes `name` from `removing/` when it is there (remove_dir_all follows no link).
+    fn delete_moved(&self, name: &str) -> Result<(), StoreError> {
+        let path = self.work.join(REMOVING).join(name);
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(self.err("", e)),
+        };
+        crate::hooks::write_point();
+        let gone = if meta.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        gone.map_err(|e| self.err("", e))
+    }
+
+    /// Removes the directories leading to `obj` that are left empty, deepest first, up to the
+    /// first that is not (another object's); the root stays. A put of another object that
+    /// finds its parent gone fails cleanly and is run again.
+    fn remove_empty_parents(&self, obj: &str) -> Result<(), StoreError> {
+        let mut next = obj.rsplit_once('/').map(|(p, _)| p);
+        while let Some(dir) = next {
+            let (up, leaf) = dir.rsplit_once('/').unwrap_or(("", dir));
+            next = dir.rsplit_once('/').map(|(p, _)| p);
+            let at = match confined::open_dir_in(&self.root, up) {
+                Ok(f) => f,
+                Err(e) if e.is_not_found() => continue,
+                Err(e) => return Err(self.err(dir, e)),
+            };
+            crate::hooks::write_point();
+            match rustix::fs::unlinkat(&at, leaf, rustix::fs::AtFlags::REMOVEDIR) {
+                Ok(()) | Err(rustix::io::Errno::NOENT) => {}
+                Err(rustix::io::Errno::NOTEMPTY | rustix::io::Errno::EXIST) => return Ok(()),
+                Err(e) => return Err(self.err(dir, io::Error::from(e))),
+            }
+            at.sync_all().map_err(|e| self.err(dir, e))?;
+        }
+        Ok(())
     }
 
     /// A new stage directory for object `obj` (the ones killed runs left are removed first);

@@ -5,7 +5,8 @@
 //! One home for OCFL: the inventory ([`inventory`]: model, the one reader, validation, the
 //! next version), where objects live ([`layout`]), what a storage root must do ([`root`]):
 //! how a version is committed on a file system ([`fs`]) or in a bucket ([`bucket`]), and
-//! what `check` finds in a replica's objects ([`check`]). The store's
+//! what `check` finds in a replica's objects ([`check`]), and how an object is removed
+//! ([`remove`]). The store's
 //! replicas ([`super::replica`]) carry the bytes; the transfers and their verification are
 //! the store's own; [`ops`] and [`repair`] are the commands.
 //!
@@ -32,6 +33,7 @@ pub(crate) mod migrate;
 pub(crate) mod ops;
 pub(crate) mod put;
 mod rebuild;
+pub(crate) mod remove;
 pub(crate) mod repair;
 mod requires;
 pub(crate) mod root;

@@ -191,6 +191,7 @@ impl Store {
         let obj = object_path(&identifier);
         // Every replica's object lock, in the configuration's order, for the whole put.
         let _locks = roots.iter().map(|r| r.lock(&identifier)).collect::<Result<Vec<_>, _>>()?;
+        self.no_removal_begun(&identifier)?;
         if let Some((replica, _)) = self
             .settle(roots, &identifier)?
             .into_iter()
@@ -981,6 +982,7 @@ impl Store {
         }
         let compared = compare_replicas(&names, self.replicas.len(), &seen, &anchors);
         findings.extend(compared.findings);
+        super::remove::as_remains(&mut findings, &seen, &names, &self.removals()?, None);
         let objects =
             seen.iter().map(|s| &s.object).collect::<std::collections::BTreeSet<_>>().len();
         let checked = Checked { replicas: &names, seen: &seen, findings: &findings, whole: true };

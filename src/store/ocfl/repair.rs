@@ -125,7 +125,9 @@ impl Store {
         let check = if actions.is_empty() { first } else { self.check_objects(None, deep)? };
         let anchors = self.anchors(None)?;
         let mut targets: BTreeSet<(usize, String)> = BTreeSet::new();
-        for f in check.findings.iter().filter(|f| !f.object.is_empty()) {
+        // The remains of an unfinished removal are never rebuilt: `remove` finishes them.
+        let repairable = |f: &&OcflFinding| !f.object.is_empty() && f.kind != FindingKind::Removing;
+        for f in check.findings.iter().filter(repairable) {
             if let Some(i) = self.replicas.iter().position(|r| r.name() == f.replica) {
                 targets.insert((i, f.object.clone()));
             }
@@ -152,6 +154,7 @@ impl Store {
     /// recorded head (its version inventory of that number is the one recorded): adopting
     /// never lowers, forgets or replaces what webaip committed.
     fn plan_adopt(&self, id: &str) -> Result<Adopted, StoreError> {
+        self.no_removal_begun(id)?;
         let mut heads = Vec::new();
         let mut unreadable = Vec::new();
         for r in &self.replicas {

@@ -191,14 +191,7 @@ impl Store {
         let obj = object_path(&identifier);
         // Every replica's object lock, in the configuration's order, for the whole put.
         let _locks = roots.iter().map(|r| r.lock(&identifier)).collect::<Result<Vec<_>, _>>()?;
-        self.no_removal_begun(&identifier)?;
-        if let Some((replica, _)) = self
-            .settle(roots, &identifier)?
-            .into_iter()
-            .find(|(_, s)| matches!(s, Settled::Kept(_)))
-        {
-            return Err(StoreRefusal::HeadlessObject { identifier, replica }.into());
-        }
+        self.clear_for_put(roots, &identifier)?;
         let mut report = PutReport {
             package: package.clone(),
             dir: obj.clone(),
@@ -293,6 +286,19 @@ impl Store {
         head: &str,
     ) -> Result<(), StoreError> {
         self.state().record_kept_recorded(id, &object_path(id), prev, head)
+    }
+
+    /// Makes object `id` ready for a put (its locks held): refused while its removal is
+    /// unfinished, or while a bucket holds files of it without a root inventory that are not
+    /// known to be a killed put's own; what a killed put of webaip's left is cleared.
+    fn clear_for_put(&self, roots: &[OcflRoot], id: &str) -> Result<(), StoreError> {
+        self.no_removal_begun(id)?;
+        let settled = self.settle(roots, id)?;
+        if let Some((replica, _)) = settled.into_iter().find(|(_, s)| matches!(s, Settled::Kept(_)))
+        {
+            return Err(StoreRefusal::HeadlessObject { identifier: id.into(), replica }.into());
+        }
+        Ok(())
     }
 
     /// The object a package goes into: its own (its OBJID), unless it is an AIP (METS TYPE)

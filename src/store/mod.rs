@@ -457,8 +457,9 @@ impl Store {
 
     /// Removes a package from every replica and then from the state: refused while another
     /// stored package requires it. On OCFL replicas the package's object goes whole, with
-    /// every package kept in it (see [`ocfl::remove`]). The manifest goes first (a replica stopped part-way then
-    /// holds no package `rebuild-state` would take for complete), the claim last. A replica
+    /// every package kept in it (a kept AIP alone is refused). In the webaip layout the
+    /// manifest goes first (a replica stopped part-way then holds no package `rebuild-state`
+    /// would take for complete), the claim last. A replica
     /// that fails is reported with what it did delete; the state keeps the package until
     /// every replica is done, so `check` shows what is left and a second `remove` finishes.
     /// With `dry_run`, nothing is deleted: the report lists what would be.

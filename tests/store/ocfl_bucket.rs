@@ -357,6 +357,30 @@ fn ocfl_bucket_only_store_refuses_a_damaged_package_found_by_the_upload_and_keep
         let objects: Vec<String> = b.list().into_keys().filter(|k| k.contains("urn%3a")).collect();
         assert_eq!(objects, Vec::<String>::new(), "nothing of the refused package is kept");
     }
+    // A METS the schema refuses (its manifest line agreeing): the audit, which runs while
+    // the uploads send the files, refuses the package, and what was sent is cleared.
+    let invalid = tmp.path().join("invalid");
+    crate::util::copy_tree(&a, &invalid);
+    let mets = fs::read_to_string(invalid.join("METS.xml")).unwrap();
+    let bad = mets.replacen("</mets:metsHdr>", "<mets:forbidden/></mets:metsHdr>", 1);
+    assert_ne!(bad, mets);
+    let manifest = fs::read_to_string(invalid.join("manifest-sha512.txt")).unwrap();
+    let line = |text: &str| format!("{}  METS.xml", super::sha512_hex(text.as_bytes()));
+    let agreeing = manifest.replace(&line(&mets), &line(&bad));
+    assert_ne!(agreeing, manifest, "the manifest names the METS");
+    fs::write(invalid.join("manifest-sha512.txt"), agreeing).unwrap();
+    fs::write(invalid.join("METS.xml"), bad).unwrap();
+    let o = webaip_command()
+        .args(["store", "--config", cfg.to_str().unwrap(), "put"])
+        .arg(&invalid)
+        .envs(g.iter().filter(|(k, _)| k.starts_with("AWS_")))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{said}");
+    assert!(said.contains("INVALID DESCRIPTION"), "refused for its METS: {said}");
+    let objects: Vec<String> = b.list().into_keys().filter(|k| k.contains("urn%3a")).collect();
+    assert_eq!(objects, Vec::<String>::new(), "nothing of the refused package is kept");
     // The intact package whose uploads all fail: not stored, and what the put says it
     // verified (every file's SHA-512) was verified, here.
     let (code, r) = put_with(&g, &cfg, &a, &[("WEBAIP_FAIL_AT", "bucket-upload")]);

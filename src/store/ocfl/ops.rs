@@ -248,15 +248,16 @@ impl Store {
         let replicas = self.replicas.iter().map(|r| r.as_ref()).collect();
         let plan = Plan { roots, replicas, obj: &obj, prev: prev.as_ref(), added };
         let staging = Staging::new(plan, progress);
-        report.verified = verify_package(dir, files, listing, opts, Some(&staging))?;
-        // Recorded before the first write to a bucket, and so before any commit: what a killed
-        // put left is then known to be webaip's (and cleared), and a head a killed put
-        // committed is still one webaip made.
-        self.note_predating()?;
         let sha = sha512_of(&inv.to_bytes());
-        self.state().record_ocfl_inventory(&identifier, &inv.head, &sha)?;
-        let staged = self.pool.install(|| staging.complete(dir));
-        self.refused_after_upload(roots, &identifier, staged)?;
+        let checked = if staging.uploads_only() {
+            self.record_inventory(&identifier, &inv.head, &sha)?;
+            self.verify_while_uploading(&staging, dir, files, listing, opts)
+        } else {
+            let verified = verify_package(dir, files, listing, opts, Some(&staging))?;
+            self.record_inventory(&identifier, &inv.head, &sha)?;
+            self.pool.install(|| staging.complete(dir)).map(|()| verified)
+        };
+        report.verified = self.refused_after_upload(roots, &identifier, checked)?;
         let stages = staging.into_stages();
         for (root, r) in roots.iter().zip(&self.replicas) {
             root.ensure_root(r.as_ref())?;
@@ -442,19 +443,48 @@ impl Store {
         }
     }
 
-    /// A package an upload found damaged (`staged`) is refused, and what the uploads had
+    /// A package refused once uploads may have begun (`staged`: an upload found it damaged,
+    /// or its audit failed while the uploads ran) is refused, and what the uploads had
     /// written to the roots is cleared as a killed put's leftovers are (never a version: no
     /// inventory names it); a failure to clear is left to the next put or `store repair`.
-    pub(super) fn refused_after_upload(
+    pub(super) fn refused_after_upload<T>(
         &self,
         roots: &[OcflRoot],
         id: &str,
-        staged: Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
+        staged: Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         if staged.is_err() {
             let _ = self.settle(roots, id);
         }
         staged
+    }
+
+    /// Records a version's inventory (`sha`, of object `id` at `head`) before the first write
+    /// to a bucket, and so before any commit: what a killed put left is then known to be
+    /// webaip's (and cleared), and a head a killed put committed is still one webaip made.
+    fn record_inventory(&self, id: &str, head: &str, sha: &str) -> Result<(), StoreError> {
+        self.note_predating()?;
+        self.state().record_ocfl_inventory(id, head, sha)
+    }
+
+    /// Where every replica is a bucket, the package's audit (its METS judged, the files the
+    /// version does not add hashed) runs while the uploads, which hash what they send, write
+    /// the version's files: nothing is visible before the root inventory, and a refusal by
+    /// either clears what was written (see [`Store::refused_after_upload`]).
+    fn verify_while_uploading(
+        &self,
+        staging: &Staging,
+        dir: &Path,
+        files: &[PackageFile],
+        listing: &LocalListing,
+        opts: &PutOptions,
+    ) -> Result<PutVerification, StoreError> {
+        std::thread::scope(|s| {
+            let audit = s.spawn(|| verify_package(dir, files, listing, opts, Some(staging)));
+            let staged = self.pool.install(|| staging.complete(dir));
+            let verified = audit.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            staged.map(|()| verified)
+        })
     }
 
     /// Clears what an interrupted put left on each bucket root in object `id` (see

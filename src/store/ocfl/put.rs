@@ -106,6 +106,11 @@ impl<'a> Staging<'a> {
         }
     }
 
+    /// Whether every replica is a bucket (no file system stage takes the audit's read).
+    pub(super) fn uploads_only(&self) -> bool {
+        self.stages.iter().all(|s| matches!(s, Ok(Target::Bucket(..))))
+    }
+
     fn fail(&self, i: usize, e: StoreError) {
         let mut failed = locked(&self.failed);
         if failed[i].is_none() {
@@ -220,8 +225,7 @@ impl<'a> Staging<'a> {
     /// while sending it): what the put reports as verified is then so, and a damaged file is
     /// the package's refusal, whatever the buckets did.
     fn hash_unsent(&self, dir: &Path) {
-        let deferred = self.stages.iter().all(|s| matches!(s, Ok(Target::Bucket(..))));
-        if !deferred {
+        if !self.uploads_only() {
             return;
         }
         let hashed = std::mem::take(&mut *locked(&self.hashed));
@@ -318,8 +322,7 @@ fn source_damage(e: &StoreError, name: &str) -> Option<PackageProblem> {
 impl crate::audit::Tee for Staging<'_> {
     fn checks_later(&self, href: &str) -> bool {
         // Only where no file system stage waits for the bytes of this read.
-        let buckets = self.stages.iter().all(|s| matches!(s, Ok(Target::Bucket(..))));
-        buckets && self.added.contains_key(href)
+        self.uploads_only() && self.added.contains_key(href)
     }
 
     fn open(&self, href: &str) -> Option<Box<dyn Write + Send + '_>> {

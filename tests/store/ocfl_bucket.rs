@@ -129,6 +129,24 @@ fn put_with(
     (o.status.code().unwrap_or(-1), v)
 }
 
+/// A plain (not `--json`) `store put` with `hooks` set: its exit status and what it said on
+/// standard error (where a refusal is explained).
+fn put_refusal(
+    g: &HashMap<String, String>,
+    cfg: &Path,
+    pkg: &Path,
+    hooks: &[(&str, &str)],
+) -> (Option<i32>, String) {
+    let o = webaip_command()
+        .args(["store", "--config", cfg.to_str().unwrap(), "put"])
+        .arg(pkg)
+        .envs(g.iter().filter(|(k, _)| k.starts_with("AWS_")))
+        .envs(hooks.iter().copied())
+        .output()
+        .unwrap();
+    (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
 fn check_deep(g: &HashMap<String, String>, cfg: &Path) -> serde_json::Value {
     store(g, cfg, &["check", "--deep"]).1
 }
@@ -344,15 +362,8 @@ fn ocfl_bucket_only_store_refuses_a_damaged_package_found_by_the_upload_and_keep
     // hashed here): the damaged package is refused, and nothing of it is kept.
     let name = container.file_name().unwrap().to_string_lossy().to_string();
     for hooks in [&[][..], &[("WEBAIP_FAIL_AT", "bucket-upload")][..]] {
-        let o = webaip_command()
-            .args(["store", "--config", cfg.to_str().unwrap(), "put"])
-            .arg(&damaged)
-            .envs(g.iter().filter(|(k, _)| k.starts_with("AWS_")))
-            .envs(hooks.iter().copied())
-            .output()
-            .unwrap();
-        let said = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{hooks:?}: {said}");
+        let (code, said) = put_refusal(&g, &cfg, &damaged, hooks);
+        assert_eq!(code, Some(2), "{hooks:?}: {said}");
         assert!(said.contains(&name) && said.contains("its SHA-512 is"), "{said}");
         let objects: Vec<String> = b.list().into_keys().filter(|k| k.contains("urn%3a")).collect();
         assert_eq!(objects, Vec::<String>::new(), "nothing of the refused package is kept");
@@ -370,14 +381,8 @@ fn ocfl_bucket_only_store_refuses_a_damaged_package_found_by_the_upload_and_keep
     assert_ne!(agreeing, manifest, "the manifest names the METS");
     fs::write(invalid.join("manifest-sha512.txt"), agreeing).unwrap();
     fs::write(invalid.join("METS.xml"), bad).unwrap();
-    let o = webaip_command()
-        .args(["store", "--config", cfg.to_str().unwrap(), "put"])
-        .arg(&invalid)
-        .envs(g.iter().filter(|(k, _)| k.starts_with("AWS_")))
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{said}");
+    let (code, said) = put_refusal(&g, &cfg, &invalid, &[]);
+    assert_eq!(code, Some(2), "{said}");
     assert!(said.contains("INVALID DESCRIPTION"), "refused for its METS: {said}");
     let objects: Vec<String> = b.list().into_keys().filter(|k| k.contains("urn%3a")).collect();
     assert_eq!(objects, Vec::<String>::new(), "nothing of the refused package is kept");
@@ -417,14 +422,8 @@ fn files_without_root_inventory_are_kept(
     assert_eq!(code, 1, "{rep:#}");
     assert!(rep["actions"].to_string().contains("kept the"), "{rep:#}");
     assert_eq!(b.list(), left, "repair deleted files of the object");
-    let o = webaip_command()
-        .args(["store", "--config", cfg.to_str().unwrap(), "put"])
-        .arg(a)
-        .envs(g.iter().filter(|(k, _)| k.starts_with("AWS_")))
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{said}");
+    let (code, said) = put_refusal(g, cfg, a, &[]);
+    assert_eq!(code, Some(2), "{said}");
     assert!(said.contains("without a root inventory"), "{said}");
     assert_eq!(b.list(), left, "the put wrote over the object's files");
 }

@@ -1367,9 +1367,17 @@ fn compare_heads(
 fn login_address() -> Option<String> {
     let login = login_name()?;
     let uname = rustix::system::uname();
-    let host = uname.nodename().to_string_lossy();
-    let host = host.trim();
-    (!host.is_empty()).then(|| format!("mailto:{login}@{host}"))
+    mailto(&login, uname.nodename().to_string_lossy().trim())
+}
+
+/// `mailto:login@host`, only when both are plain (letters, digits and `.`, `-`, `_`, `+` in
+/// the login; letters, digits, `.` and `-` in the host name): anything else would not make a
+/// URI, and a version is better without an address than with one that is not.
+fn mailto(login: &str, host: &str) -> Option<String> {
+    let plain = |s: &str, extra: &[u8]| {
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || extra.contains(&b))
+    };
+    (plain(login, b".-_+") && plain(host, b".-")).then(|| format!("mailto:{login}@{host}"))
 }
 
 /// The running user's login: `$USER`, else the password database's name of the user id.
@@ -1379,4 +1387,19 @@ fn login_name() -> Option<String> {
         let user = nix::unistd::User::from_uid(nix::unistd::getuid()).ok().flatten()?;
         Some(user.name).filter(|n| !n.is_empty())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mailto;
+
+    #[test]
+    fn a_default_version_address_is_a_uri_or_none() {
+        assert_eq!(mailto("ada", "vm-1.example").as_deref(), Some("mailto:ada@vm-1.example"));
+        assert_eq!(mailto("a.b+c_d", "vm").as_deref(), Some("mailto:a.b+c_d@vm"));
+        assert_eq!(mailto("Jane Doe <x>", "vm"), None);
+        assert_eq!(mailto("ada", ""), None);
+        assert_eq!(mailto("ada", "host/x"), None);
+        assert_eq!(mailto("", "vm"), None);
+    }
 }

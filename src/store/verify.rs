@@ -172,7 +172,11 @@ pub(super) fn verify_fixity(
 }
 
 /// One file's SHA-512 against its manifest line, in one read that also feeds `tee`.
-fn check_one(dir: &Path, f: &PackageFile, tee: Option<&dyn Tee>) -> Result<(), PackageProblem> {
+pub(in crate::store) fn check_one(
+    dir: &Path,
+    f: &PackageFile,
+    tee: Option<&dyn Tee>,
+) -> Result<(), PackageProblem> {
     let read_error = |source: io::Error| PackageProblem::Read { path: dir.join(&f.rel), source };
     let mut file = crate::layout::open_in(dir, &f.rel)?;
     let mut out = tee.and_then(|t| t.open(&f.rel));

@@ -233,21 +233,9 @@ impl<'a> Staging<'a> {
             self.added.values().map(|(_, f)| *f).filter(|f| !hashed.contains(&f.rel)).collect();
         unsent.sort_by_key(|f| std::cmp::Reverse(f.size));
         crate::store::schedule::in_order(&unsent, |f| {
-            let found = crate::layout::open_in(dir, &f.rel).map_err(PackageProblem::from).and_then(
-                |file| {
-                    crate::formats::digest::sha512_at(&file)
-                        .map_err(|source| PackageProblem::Read { path: dir.join(&f.rel), source })
-                },
-            );
-            let problem = match found {
-                Ok((_, sha)) if sha.eq_ignore_ascii_case(&f.sha512) => return,
-                Ok((_, found)) => {
-                    let expected = f.sha512.clone();
-                    PackageProblem::Fixity { name: f.rel.clone(), expected, found }
-                }
-                Err(problem) => problem,
-            };
-            locked(&self.damaged).get_or_insert(problem);
+            if let Err(problem) = crate::store::verify::check_one(dir, f, None) {
+                locked(&self.damaged).get_or_insert(problem);
+            }
         });
     }
 

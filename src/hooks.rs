@@ -6,7 +6,7 @@
 //! The points: `between-renames` aborts the process (as a kill would) after an old package
 //! has been moved aside and before it is removed (or, in the two-step fallback, before the
 //! new one is moved in), and `no-exchange` behaves as if the file system had no
-//! `RENAME_EXCHANGE` (`package::staging`); `before-commit` aborts once everything is written,
+//! `RENAME_EXCHANGE` (`package::staging`, and an OCFL folder root's commit of a new version); `before-commit` aborts once everything is written,
 //! before the rename (`ingest`); `identify` makes the identification of every batch of a
 //! migration after the first fail, as an unreadable payload would (`migrate::ahead`);
 //! `check-after-batch` aborts a `store check` run once its first batch is committed, and

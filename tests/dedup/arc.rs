@@ -848,13 +848,36 @@ fn a_store_keeps_what_an_arc_deduplicated_package_requires() {
 }
 
 /// `store check` of an OCFL store (a new store's layout) lists a required package the store
-/// does not hold, and exits 1; once that package is put the check is clean.
+/// does not hold, and exits 1; once that package is put the check is clean. A put that
+/// stored nothing (its replica refused the commit) records nothing the store must hold.
 #[test]
 fn an_ocfl_check_lists_a_required_package_not_stored() {
     let k = packaged();
     let objid = text(&k.r1["objid"]).to_string();
     let cfg = fs_store(k.dir.path(), "deps");
     let c = cfg.to_str().unwrap();
+    // The package with what it requires dropped from its METS (sealed again) is v1; the
+    // package itself as v2 fails to commit on the only replica (no rename exchange).
+    let dropped = k.dir.path().join("p2-requires-nothing");
+    python(DROP_REQUIRES, &[k.p2.as_os_str(), dropped.as_os_str()]);
+    python(RESEAL, &[dropped.as_os_str()]);
+    let o = webaip(&["store", "--config", c, "--json", "put", dropped.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = crate::util::webaip_command()
+        .args(["store", "--config", c, "--json", "put", k.p2.to_str().unwrap()])
+        .env("WEBAIP_FAIL_AT", "no-exchange")
+        .output()
+        .unwrap();
+    let r = json(&o);
+    assert_ne!(o.status.code(), Some(0), "{r:#}");
+    assert_eq!(r["packages"][0]["accepted"], false, "{r:#}");
+    let o = webaip(&["store", "--config", c, "--json", "check"]);
+    let r = json(&o);
+    assert_eq!(
+        (o.status.code(), &r["missing_dependencies"]),
+        (Some(0), &serde_json::json!([])),
+        "{r:#}"
+    );
     let o = webaip(&["store", "--config", c, "--json", "put", k.p2.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(k.dir.path().join("deps/0=ocfl_1.1").exists(), "an OCFL storage root");

@@ -182,8 +182,8 @@ impl FsRoot {
 
     /// Removes object `obj` (of `id`; the caller holds its lock) from the root: moved out in
     /// one rename into the work directory's `removing/` (same file system, so a kill leaves
-    /// the whole object in the root or none of it), deleted there, then the n-tuple
-    /// directories it leaves empty (never the root itself). A tree a killed removal moved out
+    /// the whole object in the root or none of it), the n-tuple directories it leaves empty
+    /// removed (never the root itself), then the tree deleted in `removing/`. A tree a killed removal moved out
     /// is found by its name and deleted first. `moved` is called once the object is out of
     /// the root.
     pub(crate) fn remove_object(
@@ -205,8 +205,11 @@ impl FsRoot {
             Err(e) if e.is_not_found() => {}
             Err(e) => return Err(self.err(obj, e)),
         }
-        self.delete_moved(&name)?;
-        self.remove_empty_parents(obj)
+        // The root made whole first (no empty n-tuple directory, which validators refuse),
+        // before the deletion, which takes long for a large object: a kill during it leaves
+        // the root valid.
+        self.remove_empty_parents(obj)?;
+        self.delete_moved(&name)
     }
 
     /// The name object `id`'s tree has in `removing/` while it is deleted: by the root and
@@ -454,7 +457,12 @@ impl Stage {
         let target = self.root.root.join(obj);
         let flags = if replacing { RenameFlags::EXCHANGE } else { RenameFlags::NOREPLACE };
         crate::hooks::write_point();
-        match renameat_with(CWD, &tree, CWD, &target, flags) {
+        let renamed = if replacing && crate::hooks::fail_at("no-exchange") {
+            Err(rustix::io::Errno::INVAL) // a test of a file system without the exchange
+        } else {
+            renameat_with(CWD, &tree, CWD, &target, flags)
+        };
+        match renamed {
             Ok(()) => {}
             Err(rustix::io::Errno::EXIST) | Err(rustix::io::Errno::NOTEMPTY) => {
                 return Err(StoreError::Exists {

@@ -1,6 +1,6 @@
 //! `store put`, `get`, `log`, `list` and `check` on OCFL replicas.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde::Serialize;
@@ -869,26 +869,52 @@ impl Store {
     /// those whose every kept package the database records up to the latest head it built
     /// (see [`Store::note_kept_recorded`]): the records already said the package is not there.
     pub(crate) fn find_kept(&self, identifier: &str) -> Result<Option<(String, u32)>, StoreError> {
+        let mut found = self.find_kept_each(&BTreeSet::from([identifier]))?;
+        Ok(found.remove(identifier))
+    }
+
+    /// [`Store::find_kept`] for each of `wanted` in one reading of the store: a listing and
+    /// each object's root inventory once, however many packages are looked for. Packages
+    /// found nowhere are not in the map.
+    pub(crate) fn find_kept_each(
+        &self,
+        wanted: &BTreeSet<&str>,
+    ) -> Result<BTreeMap<String, (String, u32)>, StoreError> {
+        let mut found = BTreeMap::new();
+        if wanted.is_empty() {
+            return Ok(found);
+        }
         let listed = self.replicas.iter().find_map(|r| Some((r, survey(r.as_ref()).ok()?)));
-        let Some((r, survey)) = listed else { return Ok(None) };
+        let Some((r, survey)) = listed else { return Ok(found) };
         let recorded = self.state().kept_recorded_objects()?;
         for dir in survey.objects.into_keys().filter(|d| !recorded.contains(d)) {
+            if found.len() == wanted.len() {
+                break;
+            }
             let Some(Ok((inv, versions))) = load(r.as_ref(), &dir).ok().flatten().map(|l| l.parsed)
             else {
                 continue;
             };
-            if kept::versions_of(&inv, &versions, Holder::Kept(identifier)).next().is_none() {
+            let named: BTreeSet<&str> = (1..=versions.head)
+                .filter_map(|n| match kept::holder(&inv, &versions, n) {
+                    Holder::Kept(id) => Some(id),
+                    Holder::Own => None,
+                })
+                .filter(|id| wanted.contains(id) && !found.contains_key(*id))
+                .collect();
+            if named.is_empty() {
                 continue;
             }
             // Named on one copy: the reference head (recorded, or a majority's) decides.
             let Ok(chosen) = self.reference_head(&inv.id) else { continue };
             let h = &chosen.head;
-            if let Some(n) = kept::versions_of(&h.inv, &h.versions, Holder::Kept(identifier)).next()
-            {
-                return Ok(Some((inv.id.clone(), n)));
+            for id in named {
+                if let Some(n) = kept::versions_of(&h.inv, &h.versions, Holder::Kept(id)).next() {
+                    found.insert(id.to_string(), (inv.id.clone(), n));
+                }
             }
         }
-        Ok(None)
+        Ok(found)
     }
 
     /// Each replica's head of object `identifier` and the reference among them (see

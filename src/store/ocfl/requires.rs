@@ -2,7 +2,7 @@
 //! the package's OBJID, warned of when not stored, and listed by `store check` when no
 //! checked replica holds the required package whole.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::check::{FindingKind, ObjectOnReplica, OcflFinding};
 use super::layout::object_path;
@@ -41,30 +41,74 @@ impl Checked<'_> {
     }
 }
 
-impl Store {
-    /// The object keeping package `package`, when the store holds it: the object the state
-    /// database records it in, its own, or one whose version messages name it.
-    pub(crate) fn keeping_object(&self, package: &str) -> Result<Option<String>, StoreError> {
-        if let Some(place) = self.state().ocfl_package(package)? {
-            return Ok(Some(place.object));
-        }
-        if self.holds(package)? {
-            return Ok(Some(package.into()));
-        }
-        Ok(self.find_kept(package)?.map(|(object, _)| object))
-    }
+/// Where the store keeps a package, as far as it could be looked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Keeping {
+    /// In this object (its id).
+    Object(String),
+    /// Nowhere in the store.
+    Absent,
+    /// Not known: the lookup failed (why).
+    Unknown(String),
+}
 
-    /// Records what the package put requires and fills in those the store does not hold
-    /// (a warning: packages may arrive in any order).
-    pub(crate) fn note_requires(&self, report: &mut PutReport) -> Result<(), StoreError> {
-        let requires: BTreeSet<String> = report.requires.iter().cloned().collect();
-        self.state().record_ocfl_dependencies(&report.package, &requires)?;
-        report.requires_missing.clear();
-        for r in requires {
-            if self.keeping_object(&r)?.is_none() {
-                report.requires_missing.push(r);
+impl Store {
+    /// The object keeping each of `packages`, as far as the store holds them: the object the
+    /// state database records it in, else its own, else one whose version messages name it,
+    /// found by one reading of the store's inventories for all those still not
+    /// placed (a check with many dependencies reads the store once, not once for each).
+    pub(crate) fn keeping_objects(
+        &self,
+        packages: &BTreeSet<String>,
+    ) -> Result<BTreeMap<String, Keeping>, StoreError> {
+        let mut out = BTreeMap::new();
+        let mut unplaced = BTreeSet::new();
+        for p in packages {
+            let recorded = self.state().ocfl_package(p)?;
+            let keeping = match recorded {
+                Some(place) => Keeping::Object(place.object),
+                None => match self.holds(p) {
+                    Ok(true) => Keeping::Object(p.clone()),
+                    Ok(false) => {
+                        unplaced.insert(p.as_str());
+                        continue;
+                    }
+                    Err(e) => Keeping::Unknown(e.to_string()),
+                },
+            };
+            out.insert(p.clone(), keeping);
+        }
+        match self.find_kept_each(&unplaced) {
+            Ok(mut found) => {
+                for p in unplaced {
+                    let keeping =
+                        found.remove(p).map_or(Keeping::Absent, |(o, _)| Keeping::Object(o));
+                    out.insert(p.to_string(), keeping);
+                }
+            }
+            Err(e) => {
+                let why = e.to_string();
+                out.extend(
+                    unplaced.into_iter().map(|p| (p.to_string(), Keeping::Unknown(why.clone()))),
+                );
             }
         }
+        Ok(out)
+    }
+
+    /// Records what the package put requires, when some replica holds the package (a put
+    /// that stored nothing requires nothing of the store), and fills in those the store does
+    /// not hold (a warning: packages may arrive in any order). A new version's requirements
+    /// are added to the earlier ones': every version stays in the object, and what an
+    /// earlier one required is still needed to read it.
+    pub(crate) fn note_requires(&self, report: &mut PutReport) -> Result<(), StoreError> {
+        let requires: BTreeSet<String> = report.requires.iter().cloned().collect();
+        if report.failed_replicas.len() < self.replicas.len() {
+            self.state().record_ocfl_dependencies(&report.package, &requires)?;
+        }
+        let keeping = self.keeping_objects(&requires)?;
+        report.requires_missing =
+            keeping.into_iter().filter(|(_, k)| *k == Keeping::Absent).map(|(p, _)| p).collect();
         Ok(())
     }
 
@@ -75,19 +119,21 @@ impl Store {
         &self,
         checked: &Checked,
     ) -> Result<Vec<MissingDependency>, StoreError> {
-        let mut out = Vec::new();
-        // Read first: the state's guard must not live through the loop, which takes it again.
+        // Read first: the state's guard must not live through the lookups, which take it again.
         let recorded = self.state().ocfl_dependencies()?;
+        let required: BTreeSet<String> = recorded.iter().map(|(_, r)| r.clone()).collect();
+        let keeping = self.keeping_objects(&required)?;
+        let mut out = Vec::new();
         for (package, requires) in recorded {
-            let why = match self.keeping_object(&requires) {
-                Ok(None) => "not in the store".to_string(),
+            let why = match &keeping[&requires] {
+                Keeping::Absent => "not in the store".to_string(),
                 // Not looked at in this run: neither missing nor vouched for.
-                Ok(Some(object)) if !checked.judges(&object_path(&object)) => continue,
-                Ok(Some(object)) if !checked.whole_on_one(&object_path(&object)) => {
+                Keeping::Object(object) if !checked.judges(&object_path(object)) => continue,
+                Keeping::Object(object) if !checked.whole_on_one(&object_path(object)) => {
                     "no replica holds it whole (see the findings of its object)".to_string()
                 }
-                Ok(Some(_)) => continue,
-                Err(e) => format!("could not be looked for: {e}"),
+                Keeping::Object(_) => continue,
+                Keeping::Unknown(e) => format!("could not be looked for: {e}"),
             };
             out.push(MissingDependency { package, requires, why });
         }

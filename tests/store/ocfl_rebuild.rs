@@ -12,7 +12,7 @@ use super::dependencies::deduplicated_pair;
 use super::ocfl::{assert_ocfl_valid, files_of, no_env, ocfl_config_of, other_package, put};
 use super::ocfl_ingest::ingest_to_store;
 use super::ocfl_root::forget_state;
-use super::{objid, store};
+use super::{objid, same_objid_pair, store};
 use crate::util::{Package, package, repo};
 
 type Rows = BTreeSet<Vec<String>>;
@@ -29,11 +29,12 @@ fn rows(db: &Path, table: &str, cols: &str) -> Rows {
 }
 
 /// What the puts recorded that rebuild-state must find again (the time of each row aside).
-fn records(db: &Path) -> [Rows; 3] {
+fn records(db: &Path) -> [Rows; 4] {
     [
         rows(db, "ocfl_head", "identifier, replica, head, inventory_sha512"),
         rows(db, "ocfl_package", "package, object, version"),
         rows(db, "ocfl_dependency", "package, requires"),
+        rows(db, "ocfl_inventory", "identifier, head, inventory_sha512"),
     ]
 }
 
@@ -124,6 +125,54 @@ fn ocfl_rebuild_state_records_every_object_its_kept_aip_and_what_packages_requir
     assert_eq!((code, &c["missing_dependencies"]), (0, &serde_json::json!([])), "{c:#}");
     for n in ["disk-a", "disk-b"] {
         assert_ocfl_valid(&t.join(n), 3);
+    }
+}
+
+/// A copy restored to an older version, found so by rebuild-state (two replicas of three at
+/// v2, one at v1): the earlier head is recorded from v1's own inventory, so the old copy is
+/// webaip's, behind, and repair brings it to v2 (not an unknown version left alone).
+#[test]
+fn ocfl_rebuild_state_knows_an_older_copy_as_behind_and_repair_brings_it_forward() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let names = ["disk-a", "disk-b", "disk-c"];
+    let cfg = ocfl_config_of(t, "store.toml", "state.sqlite", &names);
+    let (a, b) = same_objid_pair(t);
+    let id = objid(&a);
+    put(&cfg, &a);
+    let old = t.join("disk-b-at-v1");
+    let copied =
+        std::process::Command::new("cp").arg("-a").arg(t.join("disk-b")).arg(&old).status();
+    assert!(copied.unwrap().success());
+    put(&cfg, &b);
+    let db = t.join("state.sqlite");
+    let before = records(&db);
+    assert_eq!(before[3].len(), 2, "v1 and v2 recorded by the puts: {:?}", before[3]);
+
+    forget_state(&db);
+    std::fs::remove_dir_all(t.join("disk-b")).unwrap();
+    std::fs::rename(&old, t.join("disk-b")).unwrap();
+    let (code, r) = store(&no_env(), &cfg, &["rebuild-state"]);
+    assert_eq!((code, &r["packages"]), (0, &serde_json::json!([id])), "{r:#}");
+    assert_eq!(records(&db)[3], before[3], "both heads' inventories, as the puts recorded them");
+    let (code, c) = store(&no_env(), &cfg, &["check"]);
+    assert_eq!(code, 1, "{c:#}");
+    let kinds: BTreeSet<&str> = c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            assert_eq!(f["replica"], "disk-b", "{c:#}");
+            f["kind"].as_str().unwrap()
+        })
+        .collect();
+    assert!(!kinds.contains("not-recorded"), "{c:#}");
+    let (code, rep) = store(&no_env(), &cfg, &["repair"]);
+    assert_eq!(code, 0, "{rep:#}");
+    let (code, c) = store(&no_env(), &cfg, &["check", "--deep"]);
+    assert_eq!((code, &c["clean"]), (0, &serde_json::json!(true)), "{c:#}");
+    for n in names {
+        assert_ocfl_valid(&t.join(n), 1);
     }
 }
 

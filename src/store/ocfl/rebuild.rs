@@ -5,7 +5,9 @@
 //! (see [`super::anchor`]): the latest head, taken only when more than half of the configured
 //! replicas hold that very inventory (a replica without the object, or whose copy does not
 //! read, votes against). Such an object is recorded as `store repair --adopt` records one:
-//! its head inventory as one webaip built, committed on each replica holding it. An object
+//! its head inventory as one webaip built, committed on each replica holding it, and each
+//! earlier head's inventory (a version directory's copy, when it agrees with the head's
+//! history), so a copy restored to an older version is judged behind, as before. An object
 //! held by no majority, at two heads of one number, or foreign (the database records other
 //! objects and this one arrived after its records began) is refused and named, never
 //! recorded; an object the database records already is left as it is (a record is never
@@ -156,10 +158,37 @@ impl Store {
         })?;
         let sources: Vec<&dyn Replica> =
             holders.iter().filter_map(|(r, _)| self.replica(r).ok()).collect();
+        self.record_earlier_heads(dir, head, &sources, report)?;
         self.rebuild_holdings(dir, head, &sources, report)?;
         // Every version read: what they keep is recorded from nothing.
         self.note_kept_recorded(&id, None, &head.inv.head)?;
         report.packages.push(id);
+        Ok(())
+    }
+
+    /// Records the inventory of each earlier head of the object, as the puts that built them
+    /// did: a version directory's inventory is the root inventory as it was while that
+    /// version was the head, so a copy restored to an older version after the database was
+    /// lost is known as one webaip committed, and judged behind (brought forward by repair)
+    /// rather than foreign. One is recorded only when it agrees with the head on every version
+    /// up to its own; else it is named in the report.
+    fn record_earlier_heads(
+        &self,
+        dir: &str,
+        head: &Head,
+        sources: &[&dyn Replica],
+        report: &mut RebuildStateReport,
+    ) -> Result<(), StoreError> {
+        let id = &head.inv.id;
+        for n in 1..head.versions.head {
+            let name = head.versions.name(n);
+            match earlier_head(dir, head, n, sources) {
+                Ok(sha512) => self.state().record_ocfl_inventory(id, &name, &sha512)?,
+                Err(why) => report.refused.push(format!(
+                    "{id}: the inventory of {name} is not recorded as an earlier head: {why}"
+                )),
+            }
+        }
         Ok(())
     }
 
@@ -226,6 +255,80 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// Why a replica's copy of a version's inventory was not taken as an earlier head.
+#[derive(Debug, thiserror::Error)]
+enum NotEarlierHead {
+    /// The version directory holds no inventory.
+    #[error("no inventory")]
+    Absent,
+    /// Not read.
+    #[error("{0}")]
+    Unread(#[from] StoreError),
+    /// Not a valid inventory, or its sidecar names other bytes.
+    #[error("{0}")]
+    Invalid(#[from] super::InventoryFault),
+    /// Another object's, or another version's.
+    #[error("it is the inventory of {id} at {head}")]
+    Other { id: String, head: String },
+    /// Its version blocks are not the head's.
+    #[error("its versions differ from the head's")]
+    Versions,
+    /// It names content the head's manifest does not hold there.
+    #[error("its manifest names content the head's does not")]
+    Manifest,
+}
+
+/// Each source replica's reason, when none gave version `n`'s inventory.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .0.iter().map(|(r, why)| format!("{r}: {why}")).collect::<Vec<_>>().join("; "))]
+struct NoEarlierHead(Vec<(String, NotEarlierHead)>);
+
+/// The SHA-512 of version `n`'s inventory in the object at `dir`, from the first of
+/// `sources` holding one that agrees with its sidecar and with `head` (see [`agrees`]).
+fn earlier_head(
+    dir: &str,
+    head: &Head,
+    n: u32,
+    sources: &[&dyn Replica],
+) -> Result<String, NoEarlierHead> {
+    let name = head.versions.name(n);
+    let mut why = Vec::new();
+    for r in sources {
+        let taken = (|| {
+            let loaded = load(*r, &format!("{dir}/{name}"))?.ok_or(NotEarlierHead::Absent)?;
+            let (inv, _) = loaded.sidecar.and(loaded.parsed)?;
+            agrees(&inv, head, n)?;
+            Ok::<_, NotEarlierHead>(loaded.sha512)
+        })();
+        match taken {
+            Ok(sha512) => return Ok(sha512),
+            Err(e) => why.push((r.name().to_string(), e)),
+        }
+    }
+    Err(NoEarlierHead(why))
+}
+
+/// Whether `inv`, the inventory in version `n`'s directory, is the head's history up to it:
+/// its id, `n` as its head, the head's first `n` version blocks, and content the head's
+/// manifest holds at the same paths.
+fn agrees(inv: &super::inventory::Inventory, head: &Head, n: u32) -> Result<(), NotEarlierHead> {
+    if inv.id != head.inv.id || inv.head != head.versions.name(n) {
+        return Err(NotEarlierHead::Other { id: inv.id.clone(), head: inv.head.clone() });
+    }
+    let same_versions = inv.versions.len() == n as usize
+        && inv.versions.iter().all(|(v, block)| head.inv.versions.get(v) == Some(block));
+    if !same_versions {
+        return Err(NotEarlierHead::Versions);
+    }
+    let held = |d: &String, paths: &Vec<String>| {
+        head.inv.manifest.get(d).is_some_and(|h| paths.iter().all(|p| h.contains(p)))
+    };
+    if !inv.manifest.iter().all(|(d, paths)| held(d, paths)) {
+        return Err(NotEarlierHead::Manifest);
+    }
+    Ok(())
 }
 
 /// The OBJIDs the METS of SHA-512 `digest` in the object at `dir` requires, from the first of

@@ -633,11 +633,16 @@ fn run_repair_objects(
         }
         print_check_objects(&r.check, true);
         for a in &r.actions {
-            let from = a.source.as_deref().unwrap_or("-");
-            let done = if a.repaired { "REBUILT" } else { "NOT REPAIRED" };
+            let done = match (a.repaired, a.source.as_deref()) {
+                (true, Some(from)) => format!("REBUILT from {from}"),
+                (true, None) => "REBUILT".to_string(),
+                (false, _) => "NOT REPAIRED".to_string(),
+            };
             // The message can carry names and link targets read from a replica.
             let (object, message) = (escape_controls(&a.object), escape_controls(&a.message));
-            println!("{}: {object}: {done} from {from}: {message}", a.replica);
+            // An action on no object is on the storage root's own files.
+            let object = if object.is_empty() { "storage root".into() } else { object };
+            println!("{}: {object}: {done}: {message}", a.replica);
         }
         print_check_objects(&r.after, true);
     })?;

@@ -642,6 +642,23 @@ pub enum StoreRefusal {
         /// Each replica tried and why its copy was rejected.
         rejected: Rejections,
     },
+    /// A ranged read asked for bytes past the file's end: every replica holds the same
+    /// shorter file.
+    #[error(
+        "{identifier}: {file} has {available} bytes from offset {offset} on every replica, not the {len} asked for: the range runs past the file's end (`store check --deep` says whether the copies are whole)"
+    )]
+    RangePastEnd {
+        /// The package identifier.
+        identifier: String,
+        /// The package-relative file.
+        file: String,
+        /// The range's first byte.
+        offset: u64,
+        /// The bytes asked for.
+        len: u64,
+        /// The bytes every replica gave from `offset`.
+        available: u64,
+    },
     /// No replica holds a copy that verifies (a get).
     #[error(
         "{file}: no replica holds a copy that verifies ({rejected}); nothing written to {}",
@@ -672,7 +689,10 @@ pub enum StoreRefusal {
         dependents: Vec<String>,
     },
     /// The package has no such file.
-    #[error("{identifier} has no file {file:?}")]
+    #[error("{identifier} has {}", match file {
+        Some(f) => format!("no file {f:?}"),
+        None => "no files".to_string(),
+    })]
     NoSuchFile {
         /// The package identifier.
         identifier: String,

@@ -398,7 +398,11 @@ impl Store {
         len: u64,
         to: &mut std::fs::File,
     ) -> Result<(), StoreError> {
-        let dir = checked_package_dir(identifier)?;
+        // Where the package is: its object on OCFL replicas, its directory in the webaip layout.
+        let dir = match self.ocfl {
+            Some(_) => ocfl::layout::object_path(identifier),
+            None => checked_package_dir(identifier)?,
+        };
         let name = crate::layout::confined_name(name).map_err(|reason| {
             StoreRefusal::UnsafeRecordedName {
                 identifier: identifier.into(),
@@ -407,17 +411,14 @@ impl Store {
                 to: dir.clone().into(),
             }
         })?;
-        let range = Range { offset, len };
+        let (range, file) = (Range { offset, len }, RangedFile { identifier, name: &name });
         if self.ocfl.is_some() {
             let keys = self.ocfl_range_keys(identifier, &name)?;
-            return read_range_from(keys, range, to);
+            return read_range_from(keys, range, file, to);
         }
         let key = format!("{dir}/{name}");
-        read_range_from(
-            self.replicas.iter().map(|r| (r.as_ref(), key.clone())).collect(),
-            range,
-            to,
-        )
+        let keys = self.replicas.iter().map(|r| (r.as_ref(), key.clone())).collect();
+        read_range_from(keys, range, file, to)
     }
 
     /// Fetches one file of a package to `name` below `staging` from the first replica whose
@@ -568,33 +569,58 @@ struct Range {
 }
 
 /// Writes `range` of the first of `keys` (a replica and the file's key on it) that has all of
-/// it to `to` (truncated before each try); every replica that did not is named in the refusal.
+/// it to `to` (truncated before each try); every replica that did not is named in the refusal,
+/// unless every replica gave the same shorter length: then the range runs past the end of
+/// `file` as every copy holds it, and the refusal says so instead of blaming the copies.
 fn read_range_from(
     keys: Vec<(&dyn Replica, String)>,
     range: Range,
+    file: RangedFile,
     to: &mut std::fs::File,
 ) -> Result<(), StoreError> {
     use std::io::{Seek, Write};
     let Range { offset, len } = range;
     let mut rejected = Vec::new();
+    let mut short = std::collections::BTreeSet::new();
     for (r, key) in keys {
         let reset = to.set_len(0).and_then(|()| to.rewind());
         reset.map_err(|source| StoreError::Destination { path: PathBuf::new(), source })?;
         let got = r.read_range(&key, offset..offset.saturating_add(len), &mut |b| to.write_all(b));
         match got {
             Ok(n) if n == len => return Ok(()),
-            Ok(n) => rejected.push((
-                r.name().to_string(),
-                StoreError::Replica {
-                    replica: r.name().into(),
-                    key,
-                    source: Box::new(CopyFailure::Size { expected: len, found: n }),
-                },
-            )),
+            Ok(n) => {
+                short.insert(n);
+                rejected.push((
+                    r.name().to_string(),
+                    StoreError::Replica {
+                        replica: r.name().into(),
+                        key,
+                        source: Box::new(CopyFailure::Size { expected: len, found: n }),
+                    },
+                ));
+            }
             Err(e) => rejected.push((r.name().to_string(), e)),
         }
     }
+    let every_copy_alike = short.len() == 1 && !rejected.iter().any(|(_, e)| !is_short(e));
+    if let (Some(&available), true) = (short.first(), every_copy_alike) {
+        let RangedFile { identifier, name } = file;
+        let (identifier, file) = (identifier.to_string(), name.to_string());
+        return Err(StoreRefusal::RangePastEnd { identifier, file, offset, len, available }.into());
+    }
     Err(StoreRefusal::NoGoodCopy { rejected: Rejections(rejected) }.into())
+}
+
+/// Whether a ranged read's rejection is a copy that gave fewer bytes than asked for.
+fn is_short(e: &StoreError) -> bool {
+    matches!(e, StoreError::Replica { source, .. } if matches!(**source, CopyFailure::Size { .. }))
+}
+
+/// The file a ranged read is of, for its refusal.
+#[derive(Debug, Clone, Copy)]
+struct RangedFile<'a> {
+    identifier: &'a str,
+    name: &'a str,
 }
 
 /// Makes `to` (whether it was made here is returned) and refuses when any of `names` is
@@ -950,6 +976,32 @@ fn read_package(dir: &Path) -> Result<ReadPackage, StoreError> {
 mod tests {
     use super::config::unsafe_name;
     use super::*;
+
+    /// A range past the end of a file every replica holds alike is the range's fault, told
+    /// so; copies of different lengths are the copies' fault, each named.
+    #[test]
+    fn a_range_past_the_end_is_told_apart_from_short_copies() {
+        let tmp = tempfile::tempdir().unwrap();
+        let replica = |name: &str, bytes: &[u8]| {
+            std::fs::create_dir_all(tmp.path().join(name).join("p")).unwrap();
+            std::fs::write(tmp.path().join(name).join("p/f"), bytes).unwrap();
+            replica::FsReplica::new(name, &tmp.path().join(name))
+        };
+        let (a, b, c) =
+            (replica("a", b"0123456789"), replica("b", b"0123456789"), replica("c", b"01234567"));
+        let file = RangedFile { identifier: "id", name: "f" };
+        let range = Range { offset: 5, len: 10 };
+        let mut to = tempfile::tempfile().unwrap();
+        fn keys<'a>(rs: &[&'a replica::FsReplica]) -> Vec<(&'a dyn Replica, String)> {
+            rs.iter().map(|r| (*r as &dyn Replica, "p/f".to_string())).collect()
+        }
+        let e = read_range_from(keys(&[&a, &b]), range, file, &mut to).unwrap_err().to_string();
+        assert!(e.contains("has 5 bytes from offset 5 on every replica, not the 10"), "{e}");
+        let e = read_range_from(keys(&[&a, &c]), range, file, &mut to).unwrap_err().to_string();
+        assert!(e.contains("no replica holds a copy that verifies") && e.contains("c"), "{e}");
+        read_range_from(keys(&[&c, &a]), Range { offset: 2, len: 7 }, file, &mut to).unwrap();
+        assert_eq!(std::fs::metadata(tmp.path().join("a/p/f")).unwrap().len(), 10);
+    }
 
     #[test]
     fn identifiers_map_to_one_safe_segment_and_back() {

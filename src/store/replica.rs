@@ -138,6 +138,11 @@ pub(crate) trait Replica: Send + Sync {
     fn remove_empty_dirs(&self, _dir: &str) -> Result<(), StoreError> {
         Ok(())
     }
+    /// Whether an OCFL object appears here whole, by one rename of its staged tree (a file
+    /// system), rather than key by key with its root inventory last (an object store).
+    fn moves_whole_objects(&self) -> bool {
+        false
+    }
 }
 
 /// The digest a claim's bytes name: the first word, a SHA-512 in hex.
@@ -531,6 +536,10 @@ impl Replica for FsReplica {
             Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
             Err(e) => Err(self.err(key, io::Error::from(e))),
         }
+    }
+
+    fn moves_whole_objects(&self) -> bool {
+        true
     }
 
     fn remove_empty_dirs(&self, dir: &str) -> Result<(), StoreError> {

@@ -129,6 +129,14 @@ fn ocfl_check_verifies_the_root_files_and_repair_mends_only_its_own() {
         assert_eq!(files_of(&root), good, "{}", s.file);
         assert_ocfl_valid(&root, 1);
     }
+    // The text report names the root as what was mended, and no replica it was mended from.
+    fs::remove_file(root.join("0=ocfl_1.1")).unwrap();
+    let o = crate::util::webaip(&["store", "--config", cfg.to_str().unwrap(), "repair"]);
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{said}");
+    let line = "disk-b: storage root: REBUILT: wrote the root's 0=ocfl_1.1, which was absent";
+    assert!(said.contains(line), "{said}");
+    assert_eq!(files_of(&root), good);
 }
 
 /// Spoils `s.file` of `root` (replica `disk-b`), checks, repairs; restores webaip's bytes

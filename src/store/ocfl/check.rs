@@ -347,14 +347,9 @@ impl Checking<'_> {
             Ok(Some(l)) => l,
             Ok(None) => {
                 let (kind, detail) = match self.headless {
-                    Headless::FirstPut => (
-                        FindingKind::UncommittedVersion,
-                        "no root inventory, and the state database records no commit of the \
-                         object on this replica: a first version never committed (a put \
-                         interrupted before the root inventory), or, when the database is new, \
-                         one whose root inventory was lost; no reader sees the object here"
-                            .to_string(),
-                    ),
+                    Headless::FirstPut => {
+                        (FindingKind::UncommittedVersion, first_put_detail(self.r).to_string())
+                    }
                     Headless::Lost(n) => (
                         FindingKind::Missing,
                         format!(
@@ -501,6 +496,24 @@ pub(crate) enum Headless {
     Lost(u32),
     /// Other files and no record of a commit here: damage.
     Damaged,
+}
+
+/// What a copy with `v1/` files, no root inventory and no recorded commit is likely to be.
+/// A bucket put writes the root inventory last, so a killed one leaves this; a folder put
+/// moves the whole object into place, so there it was lost, deleted, or written by another
+/// program.
+fn first_put_detail(r: &dyn Replica) -> &'static str {
+    if r.moves_whole_objects() {
+        "no root inventory, and the state database records no commit of the object on this \
+         replica: a put moves a whole object into a folder root, root inventory included, so \
+         it was lost or deleted here, or another program wrote the object; no reader sees the \
+         object here"
+    } else {
+        "no root inventory, and the state database records no commit of the object on this \
+         replica: a first version never committed (a put interrupted before the root \
+         inventory), or, when the database is new, one whose root inventory was lost; no \
+         reader sees the object here"
+    }
 }
 
 /// Judges object copy `obj` (whose files are `listing`) with no root inventory, by what the

@@ -5,9 +5,10 @@
 //! The order leaves nothing that looks committed if the run is killed at any write. The state
 //! database first records that the removal began; then, under the object's lock on each
 //! replica (a put of the id waits for it), a file system root loses the object in one rename
-//! into its work directory, where the tree is deleted, and a bucket loses the root
+//! into its work directory and then the n-tuple directories left empty (a kill after that
+//! leaves a valid root), and the tree is deleted in the work directory; a bucket loses the root
 //! inventory's sidecar and the root inventory first (no reader then sees a committed object),
-//! then the rest, the object declaration last; the n-tuple directories left empty go after.
+//! then the rest, the object declaration last.
 //! Only once every replica is done does the database forget the object (its heads,
 //! inventories, kept packages, dependencies, checks). Until then `check` reports what is left
 //! as the remains of an unfinished removal (never as damage to repair from another replica),

@@ -1,6 +1,6 @@
-//! `store migrate`: the file system replicas of a store moved, in place, from the webaip
-//! layout (a directory per package) to OCFL 1.1 storage roots, each package an object at
-//! `v1` (the webaip layout is write-once: it never holds two versions of one OBJID).
+//! `store migrate`: the replicas of a store (folders and buckets) moved, in place, from the
+//! webaip layout (a directory per package) to OCFL 1.1 storage roots, each package an object
+//! at `v1` (the webaip layout is write-once: it never holds two versions of one OBJID).
 //!
 //! Per package, on every replica: each old file is hard-linked into a stage in the replica's
 //! work directory (copied, synced, where the file system refuses the link), hashed once
@@ -11,6 +11,14 @@
 //! the package's old files deleted and the webaip layout's records of it dropped. A package
 //! damaged on any replica is refused whole: nothing of it is moved and nothing deleted, and
 //! `store repair` (which works on what is not migrated yet) can mend it first.
+//!
+//! In a bucket, where nothing is linked or renamed, each old key is copied by the server into
+//! the object's `v1/content/` (through this machine where the server refuses), the copy read
+//! back whole and hashed against its record, the copied manifest compared with the records;
+//! the object is committed by the bucket put's commit ([`BucketRoot::commit`], the root
+//! inventory last) and checked, and only then are the old keys deleted. The inventory is
+//! recorded before the first copy, so what a killed run left ([`BucketRoot::settle`] judges
+//! it, as after a killed put) is cleared by the next.
 //!
 //! Resumable: the state database keeps every package not yet moved, and the inventory of an
 //! object is recorded before it is committed anywhere; a rerun takes a committed object it

@@ -454,7 +454,7 @@ impl Replica for S3Replica {
                 let partitions = parts
                     .common_prefixes
                     .into_iter()
-                    .filter(|p| p.parts().last().is_some_and(|l| l.as_ref().len() == 2));
+                    .filter(|p| p.parts().next_back().is_some_and(|l| l.as_ref().len() == 2));
                 for part in partitions {
                     let pkgs = store.list_with_delimiter(Some(&part)).await?;
                     for p in pkgs.common_prefixes {

@@ -2,7 +2,8 @@
 //! and a folder in the webaip layout, and a store of a bucket alone, moved in place to OCFL
 //! storage roots. The migration is killed after the copies, after a version inventory, after
 //! a root inventory and after a delete, and each rerun goes on; a damaged old key refuses its
-//! package only (nothing of it moved or deleted). At the end every root is validated by
+//! package only (nothing of it moved or deleted); a store whose server-side copies are refused
+//! copies through the machine. At the end every root is validated by
 //! ocfl-py (the bucket's downloaded) and read by rocfl, `store check --deep` is clean, every
 //! package comes back byte for byte and no old key is left.
 
@@ -191,12 +192,28 @@ fn bucket_only_store(g: &HashMap<String, String>, tmp: &Path) {
         assert_eq!(code, 0, "{r:#}");
     }
     b.put("notes.txt", b"a stray key");
-    let (code, r) = store(g, &cfg, &["migrate"]);
-    assert_eq!((code, r["objects_migrated"].as_u64()), (1, Some(2)), "{r:#}");
+    // Every server-side copy taken for refused: the keys go through this machine instead.
+    let o = webaip_command()
+        .args(["store", "--config", cfg.to_str().unwrap(), "--json", "migrate"])
+        .envs(g.iter().filter(|(k, _)| k.starts_with("AWS_")))
+        .env("WEBAIP_FAIL_AT", "migrate-no-server-copy")
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((o.status.code(), r["objects_migrated"].as_u64()), (Some(1), Some(2)), "{r:#}");
+    assert_eq!(r["bytes_server_copied"], 0, "{r:#}");
+    let bytes: u64 = pkgs
+        .iter()
+        .flat_map(|p| walkdir::WalkDir::new(p).into_iter().map(Result::unwrap))
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.metadata().unwrap().len())
+        .sum();
+    assert_eq!(r["bytes_copied"].as_u64(), Some(bytes), "every byte of both packages: {r:#}");
     assert_eq!(r["leftovers"], serde_json::json!(["garage: notes.txt"]), "{r:#}");
     assert_eq!(r["switched"], false, "{r:#}");
     b.delete("notes.txt");
     let (code, r) = store(g, &cfg, &["migrate"]);
+    assert_eq!(r["objects_migrated"], 0, "{r:#}");
     assert_eq!((code, r["switched"].as_bool()), (0, Some(true)), "{r:#}");
     assert_eq!(old_keys(&b), Vec::<String>::new());
     let all: BTreeMap<String, u64> = b.list();

@@ -363,7 +363,7 @@ impl Store {
             checked_clean(root, r.as_ref(), &m.obj, false)?;
         }
         for (r, root) in self.replicas.iter().zip(roots) {
-            remove_old(r.as_ref(), root, &m)?;
+            remove_old(r.as_ref(), root, &m, &self.pool)?;
         }
         self.state().forget_package(id)?;
         Ok(MigratedPackage {
@@ -905,31 +905,46 @@ fn move_aside(root: &FsRoot, obj: &str, fault: &MigrateFault) -> Result<String, 
 /// stopped part-way holds nothing that looks like a whole package) and its claim; in a
 /// folder its directory too, and its partition when that is left empty. What a killed run
 /// deleted already is no error.
-fn remove_old(r: &dyn Replica, root: &OcflRoot, m: &Moving) -> Result<(), StoreError> {
+fn remove_old(
+    r: &dyn Replica,
+    root: &OcflRoot,
+    m: &Moving,
+    pool: &rayon::ThreadPool,
+) -> Result<(), StoreError> {
     match root {
         OcflRoot::Fs(f) => remove_old_files(r, f, m),
-        OcflRoot::Bucket(_) => remove_old_keys(r, m),
+        OcflRoot::Bucket(_) => remove_old_keys(r, m, pool),
     }
 }
 
-/// [`remove_old`] in a bucket: every recorded key (deleting one already gone is no error),
-/// the claim, then a wait until a listing no longer shows them (a node the deletes have not
-/// reached yet can list them for a moment), so the count of what is left that follows does
-/// not take them for a package still there.
-fn remove_old_keys(r: &dyn Replica, m: &Moving) -> Result<(), StoreError> {
-    let mut keys: Vec<&str> = m.files.iter().map(|f| f.path.as_str()).collect();
-    keys.sort_by_key(|k| (*k != MANIFEST, *k));
-    let keys: Vec<String> = keys.iter().map(|k| format!("{}/{k}", m.pdir)).collect();
-    for (n, k) in keys.iter().enumerate() {
-        crate::hooks::write_point();
-        r.delete(k)?;
-        if n == 0 && crate::hooks::fail_at("migrate-after-delete") {
-            std::process::abort(); // a test of what a kill leaves
-        }
+/// [`remove_old`] in a bucket: the manifest, then every other recorded key, several at once
+/// (each delete is a round trip; deleting one already gone is no error), the claim, then a
+/// wait until a listing no longer shows them (a node the deletes have not reached yet can
+/// list them for a moment), so the count of what is left that follows does not take them
+/// for a package still there.
+fn remove_old_keys(
+    r: &dyn Replica,
+    m: &Moving,
+    pool: &rayon::ThreadPool,
+) -> Result<(), StoreError> {
+    let key = |rel: &str| format!("{}/{rel}", m.pdir);
+    crate::hooks::write_point();
+    r.delete(&key(MANIFEST))?;
+    if crate::hooks::fail_at("migrate-after-delete") {
+        std::process::abort(); // a test of what a kill leaves
     }
+    let rest: Vec<String> =
+        m.files.iter().filter(|f| f.path != MANIFEST).map(|f| key(&f.path)).collect();
+    let deleted = pool.install(|| {
+        crate::store::schedule::in_order(&rest, |k| {
+            crate::hooks::write_point();
+            r.delete(k)
+        })
+    });
+    deleted.into_iter().collect::<Result<Vec<()>, _>>()?;
     crate::hooks::write_point();
     r.unclaim(&m.pdir)?;
-    await_unlisted(r, &m.pdir, &keys)
+    await_unlisted(r, &m.pdir, &rest)
 }
 
 /// [`remove_old`] in a folder.

@@ -211,6 +211,9 @@ fn bucket_only_store(g: &HashMap<String, String>, tmp: &Path) {
     assert_eq!(r["bytes_copied"].as_u64(), Some(bytes), "every byte of both packages: {r:#}");
     assert_eq!(r["leftovers"], serde_json::json!(["garage: notes.txt"]), "{r:#}");
     assert_eq!(r["switched"], false, "{r:#}");
+    // Not switched yet: the moved packages are read from their objects in the bucket.
+    assert!(!fs::read_to_string(&cfg).unwrap().contains("ocfl"));
+    assert_gets_back(g, &cfg, &pkgs, "moved");
     b.delete("notes.txt");
     let (code, r) = store(g, &cfg, &["migrate"]);
     assert_eq!(r["objects_migrated"], 0, "{r:#}");

@@ -105,10 +105,11 @@ enum Action {
     /// Recreate the state database from what the replicas hold.
     #[command(after_long_help = REBUILD_JSON)]
     RebuildState,
-    /// Move every file system replica from the webaip layout to an OCFL storage root, in
-    /// place: each package becomes an object at v1 (its files hard-linked, hashed and checked),
-    /// its old files deleted only once the object checks clean. Resumable. When no package is
-    /// left, the configuration is switched to layout = "ocfl".
+    /// Move every replica (folders and buckets) from the webaip layout to an OCFL storage
+    /// root, in place: each package becomes an object at v1 (its files hard-linked in a
+    /// folder, copied by the server in a bucket; hashed and checked), its old files deleted
+    /// only once the object checks clean. Resumable. When no package is left, the
+    /// configuration is switched to layout = "ocfl".
     #[command(after_long_help = MIGRATE_JSON)]
     Migrate,
     /// Delete a package from every replica (refused while other stored packages require it).
@@ -211,12 +212,14 @@ database's records began is refused; one the database records already is left as
 Exit status: 0 nothing refused, 1 something refused (named in refused)."#;
 const MIGRATE_JSON: &str = r#"JSON (--json), one object:
   {"kind": "migrate", "replicas": ["disk-a", "disk-b"], "objects_migrated": 2,
-   "bytes_linked": 162468, "bytes_copied": 0, "remaining": 0, "switched": true,
+   "bytes_linked": 162468, "bytes_copied": 0, "bytes_server_copied": 0, "remaining": 0,
+   "switched": true,
    "migrated": [{"package": "OBJID", "object": "abc/def/012/OBJID", "files": 9, ...}],
    "refused": [{"package": "OBJID", "reason": "..."}], "unrecorded_dirs": [],
    "leftovers": []}
 Exit status: 0 every package moved and the configuration switched, 1 packages left (refused,
-or not moved) or other entries left in a root, 2 refused (a bucket replica, another migrate running)."#;
+or not moved) or other entries left in a root, 2 refused (another migrate running, a replica
+that cannot be reached)."#;
 const REMOVE_JSON: &str = r#"JSON (--json), one object:
   {"kind": "remove", "package": "OBJID", "dir": "...", "dry_run": true, "removed": false,
    "replicas": [{"replica": "disk", "deleted": [...], "error": null}]}

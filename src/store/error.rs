@@ -539,11 +539,19 @@ pub enum StoreRefusal {
         /// Who holds it, where known.
         holders: super::state::lock::Holders,
     },
-    /// `store migrate` of a store with a bucket replica.
+    /// `store migrate` found a file of its own name where it declares a bucket's storage
+    /// root, with other bytes than webaip writes.
     #[error(
-        "replica {0:?} is a bucket: `store migrate` converts file system replicas only (OCFL is not written to buckets in this version); nothing was migrated, and the store keeps working in the webaip layout as it is"
+        "replica {replica}: {file} is already in the bucket and is not webaip's ({why}): the storage root is not declared over it; nothing was migrated, and the store keeps working in the webaip layout as it is"
     )]
-    MigrateBucket(String),
+    MigrateForeignRootFile {
+        /// The replica.
+        replica: String,
+        /// The root file's key.
+        file: String,
+        /// What its bytes are.
+        why: String,
+    },
     /// A `store migrate` holds the store's migration lock: a second migrate, or a put, remove
     /// or repair of the webaip layout, does not start.
     #[error(

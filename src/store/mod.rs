@@ -638,32 +638,34 @@ fn destination_free(to: &Path, names: &[String]) -> Result<bool, StoreError> {
 }
 
 /// Every replica's OCFL root, when every replica is one (the configuration allows nothing
-/// else with `layout = "ocfl"`). A bucket's locks and quarantine are kept in a local work
-/// directory beside the state database.
+/// else with `layout = "ocfl"`).
 fn ocfl_roots(config: &StoreConfig) -> Option<Vec<ocfl::root::OcflRoot>> {
-    use ocfl::root::OcflRoot;
     config
         .replicas
         .iter()
-        .map(|r| match (&r.kind, r.layout()) {
-            (ReplicaKind::Fs { root, work }, config::ReplicaLayout::Ocfl) => {
-                Some(OcflRoot::Fs(ocfl::fs::FsRoot {
-                    name: r.name.clone(),
-                    root: root.clone(),
-                    work: work.clone().unwrap_or_else(|| ocfl::fs::FsRoot::default_work(root)),
-                }))
-            }
-            (ReplicaKind::S3 { endpoints, bucket, prefix, .. }, config::ReplicaLayout::Ocfl) => {
-                let endpoint = endpoints.first().map(String::as_str).unwrap_or_default();
-                Some(OcflRoot::Bucket(ocfl::bucket::BucketRoot {
-                    name: r.name.clone(),
-                    place: format!("{endpoint} {bucket}/{prefix}"),
-                    work: ocfl::fs::FsRoot::default_work(&config.state),
-                }))
-            }
-            _ => None,
-        })
+        .map(|r| (r.layout() == config::ReplicaLayout::Ocfl).then(|| ocfl_root(config, r)))
         .collect()
+}
+
+/// The OCFL storage root replica `r` is (or, for `store migrate`, becomes). A bucket's locks
+/// and quarantine are kept in a local work directory beside the state database.
+pub(crate) fn ocfl_root(config: &StoreConfig, r: &ReplicaConfig) -> ocfl::root::OcflRoot {
+    use ocfl::root::OcflRoot;
+    match &r.kind {
+        ReplicaKind::Fs { root, work } => OcflRoot::Fs(ocfl::fs::FsRoot {
+            name: r.name.clone(),
+            root: root.clone(),
+            work: work.clone().unwrap_or_else(|| ocfl::fs::FsRoot::default_work(root)),
+        }),
+        ReplicaKind::S3 { endpoints, bucket, prefix, .. } => {
+            let endpoint = endpoints.first().map(String::as_str).unwrap_or_default();
+            OcflRoot::Bucket(ocfl::bucket::BucketRoot {
+                name: r.name.clone(),
+                place: format!("{endpoint} {bucket}/{prefix}"),
+                work: ocfl::fs::FsRoot::default_work(&config.state),
+            })
+        }
+    }
 }
 
 /// The replica a configuration entry describes.

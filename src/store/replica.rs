@@ -54,6 +54,15 @@ pub(crate) struct ListedObject {
     pub problem: Option<String>,
 }
 
+/// One level of a replica's keys ([`Replica::list_level`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Level {
+    /// The keys directly below the prefix.
+    pub keys: Vec<String>,
+    /// Its subfolders, each a key (without a trailing `/`).
+    pub dirs: Vec<String>,
+}
+
 /// A file to store: a name below a root, opened without following links, regular files only.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Source<'a> {
@@ -133,6 +142,18 @@ pub(crate) trait Replica: Send + Sync {
         size: u64,
         sha512: &str,
     ) -> Result<(), StoreError>;
+    /// Copies the object at `from` to `to` (over one there) without its bytes leaving the
+    /// store: an object store's server-side copy. `Ok(false)` where the replica has none (a
+    /// file system's); an error where the store refused.
+    fn copy_within(&self, _from: &str, _to: &str) -> Result<bool, StoreError> {
+        Ok(false)
+    }
+    /// One level of the keys below `prefix` (a folder's key, or empty for the root): the keys
+    /// directly in it and its subfolders, each a key (an object store's delimiter listing;
+    /// a file system's replica answers nothing here: its folders are walked instead).
+    fn list_level(&self, _prefix: &str) -> Result<Level, StoreError> {
+        Ok(Level::default())
+    }
     /// Removes the directories left empty under `dir` once its objects are deleted (a file
     /// system's; object stores have none).
     fn remove_empty_dirs(&self, _dir: &str) -> Result<(), StoreError> {

@@ -23,7 +23,7 @@ use object_store::{
 };
 
 use super::replica::{
-    CLAIM, ListedObject, Replica, Source, StoredObject, claim_digest, unique_suffix,
+    CLAIM, Level, ListedObject, Replica, Source, StoredObject, claim_digest, unique_suffix,
 };
 use super::{CopyFailure, StoreError};
 use crate::formats::digest::{Sha512, hex};
@@ -173,9 +173,14 @@ impl S3Replica {
     /// already validated: no empty, `.` or `..` segment, no control character), so an
     /// object directory `urn%3auuid...` is that key in the bucket, as other OCFL readers
     /// expect; the webaip layout's keys keep object_store's encoding, as stored so far.
+    ///
+    /// A webaip-layout replica's keys all start with a two-character partition: any other
+    /// key is one of the OCFL root `store migrate` writes beside them (its declaration files,
+    /// its objects under three-digit tuples), taken as it is, so that the migration, and the
+    /// reads meanwhile, find the objects where OCFL readers will.
     fn path(&self, key: &str) -> Result<ObjectPath, StoreError> {
         let full = format!("{}{key}", self.prefix);
-        if !self.raw_keys {
+        if !self.raw_keys && (key.is_empty() || in_partition(key)) {
             return Ok(ObjectPath::from(full));
         }
         ObjectPath::parse(full).map_err(|e| self.err(key, object_store::Error::from(e).into()))
@@ -282,6 +287,12 @@ impl S3Replica {
             Some(found) => Err(self.err(key, wrong(found))),
         }
     }
+}
+
+/// Whether `key` is below a two-character partition (the webaip layout's keys all are; an
+/// OCFL root's never: its tuples have three digits).
+fn in_partition(key: &str) -> bool {
+    key.split('/').next().is_some_and(|p| p.len() == 2)
 }
 
 /// What [`S3Replica::upload`] sends.
@@ -438,7 +449,13 @@ impl Replica for S3Replica {
             async move {
                 let mut out = Vec::new();
                 let parts = store.list_with_delimiter(root.as_ref()).await?;
-                for part in parts.common_prefixes {
+                // Only the layout's partitions: an OCFL root `store migrate` is writing
+                // beside them has its tuples and its extensions there too.
+                let partitions = parts
+                    .common_prefixes
+                    .into_iter()
+                    .filter(|p| p.parts().next_back().is_some_and(|l| l.as_ref().len() == 2));
+                for part in partitions {
                     let pkgs = store.list_with_delimiter(Some(&part)).await?;
                     for p in pkgs.common_prefixes {
                         out.push(p.as_ref().get(skip..).unwrap_or_default().to_string());
@@ -488,6 +505,32 @@ impl Replica for S3Replica {
                     Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
                     Err(e) => Err(e),
                 }
+            }
+        })
+    }
+
+    fn copy_within(&self, from: &str, to: &str) -> Result<bool, StoreError> {
+        let (source, target) = (self.path(from)?, self.path(to)?);
+        crate::hooks::write_point();
+        self.each(from, |store| {
+            let (source, target) = (source.clone(), target.clone());
+            async move { store.copy(&source, &target).await }
+        })?;
+        Ok(true)
+    }
+
+    fn list_level(&self, prefix: &str) -> Result<Level, StoreError> {
+        let path = (!format!("{}{prefix}", self.prefix).is_empty()).then(|| self.path(prefix));
+        let path = path.transpose()?;
+        let skip = self.prefix.len();
+        let key = |p: &ObjectPath| p.as_ref().get(skip..).unwrap_or_default().to_string();
+        self.each(prefix, |store| {
+            let path = path.clone();
+            async move {
+                let listed = store.list_with_delimiter(path.as_ref()).await?;
+                let keys = listed.objects.iter().map(|o| key(&o.location)).collect();
+                let dirs = listed.common_prefixes.iter().map(key).collect();
+                Ok(Level { keys, dirs })
             }
         })
     }

@@ -19,6 +19,8 @@ mod ocfl_bucket;
 mod ocfl_ingest;
 mod ocfl_kill;
 mod ocfl_migrate;
+#[cfg(feature = "s3")]
+mod ocfl_migrate_bucket;
 mod ocfl_rebuild;
 mod ocfl_remove;
 mod ocfl_rocfl;

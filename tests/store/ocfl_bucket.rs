@@ -52,13 +52,13 @@ impl Bucket {
         })
     }
 
-    fn get(&self, key: &str) -> Vec<u8> {
+    pub(super) fn get(&self, key: &str) -> Vec<u8> {
         self.rt.block_on(async {
             self.s3.get(&self.path(key)).await.unwrap().bytes().await.unwrap().to_vec()
         })
     }
 
-    fn put(&self, key: &str, bytes: &[u8]) {
+    pub(super) fn put(&self, key: &str, bytes: &[u8]) {
         self.rt.block_on(self.s3.put(&self.path(key), bytes.to_vec().into())).unwrap();
     }
 
@@ -67,7 +67,7 @@ impl Bucket {
     /// replica that has not yet received it can still list the key (the listing's read
     /// repair ends that). A test that damages a bucket and checks it at once needs the
     /// damage seen.
-    fn delete(&self, key: &str) {
+    pub(super) fn delete(&self, key: &str) {
         self.rt.block_on(self.s3.delete(&self.path(key))).unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         while self.list().contains_key(key) {

@@ -484,7 +484,11 @@ fn read_bounded(r: &dyn Replica, key: &str) -> Result<Vec<u8>, StoreError> {
 /// delete has not reached yet still lists it, until the listing's read repair): the check
 /// that follows a repair's removals must not take those for files still there. A listing
 /// that still shows them when the time is up is left to that check to report.
-fn await_unlisted(r: &dyn Replica, obj: &str, deleted: &[String]) -> Result<(), StoreError> {
+pub(crate) fn await_unlisted(
+    r: &dyn Replica,
+    obj: &str,
+    deleted: &[String],
+) -> Result<(), StoreError> {
     let deleted: BTreeSet<&str> = deleted.iter().map(String::as_str).collect();
     let mut pause = std::time::Duration::from_millis(20);
     for _ in 0..8 {

@@ -1,6 +1,6 @@
-//! `store migrate`: the file system replicas of a store moved, in place, from the webaip
-//! layout (a directory per package) to OCFL 1.1 storage roots, each package an object at
-//! `v1` (the webaip layout is write-once: it never holds two versions of one OBJID).
+//! `store migrate`: the replicas of a store (folders and buckets) moved, in place, from the
+//! webaip layout (a directory per package) to OCFL 1.1 storage roots, each package an object
+//! at `v1` (the webaip layout is write-once: it never holds two versions of one OBJID).
 //!
 //! Per package, on every replica: each old file is hard-linked into a stage in the replica's
 //! work directory (copied, synced, where the file system refuses the link), hashed once
@@ -11,6 +11,14 @@
 //! the package's old files deleted and the webaip layout's records of it dropped. A package
 //! damaged on any replica is refused whole: nothing of it is moved and nothing deleted, and
 //! `store repair` (which works on what is not migrated yet) can mend it first.
+//!
+//! In a bucket, where nothing is linked or renamed, each old key is copied by the server into
+//! the object's `v1/content/` (through this machine where the server refuses), the copy read
+//! back whole and hashed against its record, the copied manifest compared with the records;
+//! the object is committed by the bucket put's commit ([`BucketRoot::commit`], the root
+//! inventory last) and checked, and only then are the old keys deleted. The inventory is
+//! recorded before the first copy, so what a killed run left ([`BucketRoot::settle`] judges
+//! it, as after a killed put) is cleared by the next.
 //!
 //! Resumable: the state database keeps every package not yet moved, and the inventory of an
 //! object is recorded before it is committed anywhere; a rerun takes a committed object it
@@ -28,19 +36,21 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::check::{Head, check_object, read_head};
+use super::bucket::{BucketRoot, Settled, await_unlisted, removal_order};
+use super::check::{Head, check_object, read_head, root_file};
 use super::fs::{FsRoot, Stage};
 use super::inventory::{Inventory, LogicalFile, Versions, next_version};
-use super::layout::{OBJECT_DECLARATION, ROOT_DECLARATION, object_path, root_files};
+use super::layout::{OBJECT_DECLARATION, ROOT_DECLARATION, RootFile, object_path, root_files};
 use super::ops::{NewVersion, commit_version, sha512_of};
 use super::put::Target;
+use super::root::OcflRoot;
 use crate::layout::{self as confined, MANIFEST};
-use crate::store::config::{ReplicaKind, StoreConfig};
-use crate::store::replica::{FsReplica, HashingFile, Replica};
+use crate::store::config::StoreConfig;
+use crate::store::replica::{FsReplica, HashingFile, Replica, Source};
 use crate::store::state::FileRecord;
 use crate::store::state::lock::{self, Held, Hold, StateLock};
 use crate::store::{
@@ -58,8 +68,12 @@ pub struct MigrateReport {
     pub objects_migrated: u64,
     /// Bytes that became object content by a hard link (every replica counted).
     pub bytes_linked: u64,
-    /// Bytes copied (where a link was refused), every replica counted.
+    /// Bytes copied through this machine, every replica counted: on a file system where a
+    /// link was refused, on a bucket where its server-side copy was.
     pub bytes_copied: u64,
+    /// Bytes a bucket copied from the old keys to the object's without their leaving the
+    /// server (each then read back and hashed here), every bucket replica counted.
+    pub bytes_server_copied: u64,
     /// The packages not moved, and why: their old files are all still there.
     pub refused: Vec<MigrateRefused>,
     /// Packages still in the webaip layout after this run.
@@ -86,8 +100,10 @@ pub struct MigratedPackage {
     pub files: u64,
     /// Bytes linked on every replica.
     pub bytes_linked: u64,
-    /// Bytes copied on every replica.
+    /// Bytes copied through this machine on every replica.
     pub bytes_copied: u64,
+    /// Bytes copied inside the buckets (server-side), every bucket counted.
+    pub bytes_server_copied: u64,
     /// Objects a killed run committed that failed their deep check, moved out of the root
     /// into the replica's work directory (the object then made again from the old files,
     /// which hashed to their records): what was wrong, and where each is kept.
@@ -205,7 +221,16 @@ struct Moving<'a> {
 struct Tally {
     linked: u64,
     copied: u64,
+    server_copied: u64,
     set_aside: Vec<String>,
+}
+
+/// One replica's object, ready to commit once every replica's is.
+enum Ready<'a> {
+    /// Committed by a killed run, and checked deeply: kept as it is.
+    Kept,
+    /// Staged on a file system, or copied into a bucket: to commit.
+    Commit(Target<'a>),
 }
 
 fn replica_err(replica: &str, key: &str, e: impl Into<CopyFailure>) -> StoreError {
@@ -213,11 +238,10 @@ fn replica_err(replica: &str, key: &str, e: impl Into<CopyFailure>) -> StoreErro
 }
 
 impl Store {
-    /// Moves every package of this store's file system replicas from the webaip layout to
-    /// OCFL storage roots, in place (see the module's description), then switches the
-    /// configuration at `config_path` to `layout = "ocfl"` once none is left. A bucket
-    /// replica refuses the whole migration before anything is done. `progress` hears of the
-    /// bytes placed.
+    /// Moves every package of this store's replicas (folders and buckets) from the webaip
+    /// layout to OCFL storage roots, in place (see the module's description), then switches
+    /// the configuration at `config_path` to `layout = "ocfl"` once none is left. `progress`
+    /// hears of the bytes placed.
     pub fn migrate_to_ocfl(
         &self,
         config: &StoreConfig,
@@ -234,8 +258,8 @@ impl Store {
         let _lock = self.migrate_lock()?;
         crate::hooks::pause_at("migrate-locked");
         self.state().begin_migration()?;
-        for root in &roots {
-            declare_in_place(root)?;
+        for (root, r) in roots.iter().zip(&self.replicas) {
+            declare_in_place(root, r.as_ref())?;
         }
         let ids = self.state().package_identifiers()?;
         for id in ids {
@@ -244,6 +268,7 @@ impl Store {
                     report.objects_migrated += 1;
                     report.bytes_linked += m.bytes_linked;
                     report.bytes_copied += m.bytes_copied;
+                    report.bytes_server_copied += m.bytes_server_copied;
                     report.migrated.push(m);
                 }
                 Err(fault) => {
@@ -260,7 +285,7 @@ impl Store {
     fn finish_migration(
         &self,
         config_path: &Path,
-        roots: &[FsRoot],
+        roots: &[OcflRoot],
         report: &mut MigrateReport,
     ) -> Result<(), StoreError> {
         let ids = self.state().package_identifiers()?;
@@ -272,8 +297,14 @@ impl Store {
             let dirs: BTreeSet<String> = r.packages()?.into_iter().collect();
             let named = |d: &String| format!("{}: {d}", r.name());
             report.unrecorded_dirs.extend(dirs.difference(&recorded).map(named));
-            remove_empty_partitions(root);
-            report.leftovers.extend(leftovers(root, &dirs)?.iter().map(named));
+            let left = match root {
+                OcflRoot::Fs(f) => {
+                    remove_empty_partitions(f);
+                    leftovers(f, &dirs)?
+                }
+                OcflRoot::Bucket(_) => bucket_leftovers(r.as_ref())?,
+            };
+            report.leftovers.extend(left.iter().map(named));
         }
         let left = report.unrecorded_dirs.len() + report.leftovers.len();
         if report.remaining > 0 || left > 0 {
@@ -296,10 +327,59 @@ impl Store {
     /// was.
     fn migrate_package(
         &self,
-        roots: &[FsRoot],
+        roots: &[OcflRoot],
         id: &str,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<MigratedPackage, MigrateFault> {
+        let files = self.recorded_files(id)?;
+        let m = Moving { id, files: &files, pdir: checked_package_dir(id)?, obj: object_path(id) };
+        // Every replica's object lock, as a put takes them, for the whole move.
+        let _locks = roots.iter().map(|r| r.lock(id)).collect::<Result<Vec<_>, _>>()?;
+        self.settle_buckets(roots, &m)?;
+        let held = self.held_objects(&m)?;
+        let (inv, versions) = match held.iter().flatten().next() {
+            Some(h) => (h.inv.clone(), h.versions),
+            None => self.first_inventory(&m),
+        };
+        let sha = sha512_of(&inv.to_bytes());
+        // Recorded before anything of the object is written anywhere (a bucket's copies go
+        // in place): what a killed run leaves is then known as this migration's own.
+        self.note_predating()?;
+        self.state().record_ocfl_inventory(id, &inv.head, &sha)?;
+        let mut tally = Tally::default();
+        let ready = match self.ready_all(roots, &m, &held, &inv, &mut tally, progress) {
+            Ok(ready) => ready,
+            Err(fault) => {
+                // What was copied into a bucket is no version: cleared (a rerun would too).
+                let _ = self.settle_buckets(roots, &m);
+                return Err(fault);
+            }
+        };
+        let records: Vec<PackageFile> = files.iter().map(PackageFile::from).collect();
+        let new = NewVersion { obj: &m.obj, inv: &inv, versions, files: &records };
+        self.commit_all(&new, ready, &sha)?;
+        // Every object hashed by this run, or just now deep-checked under its lock.
+        for (r, root) in self.replicas.iter().zip(roots) {
+            checked_clean(root, r.as_ref(), &m.obj, false)?;
+        }
+        for (r, root) in self.replicas.iter().zip(roots) {
+            remove_old(r.as_ref(), root, &m, &self.pool)?;
+        }
+        self.state().forget_package(id)?;
+        Ok(MigratedPackage {
+            package: id.into(),
+            object: m.obj,
+            files: files.len() as u64,
+            bytes_linked: tally.linked,
+            bytes_copied: tally.copied,
+            bytes_server_copied: tally.server_copied,
+            set_aside: tally.set_aside,
+        })
+    }
+
+    /// The package's files as the state database records them, each name one that stays
+    /// inside the package.
+    fn recorded_files(&self, id: &str) -> Result<Vec<FileRecord>, MigrateFault> {
         let files = self
             .state()
             .package_files(id)?
@@ -311,57 +391,46 @@ impl Store {
                 return Err(MigrateFault::UnsafeName(f.path.clone()));
             }
         }
-        let m = Moving { id, files: &files, pdir: checked_package_dir(id)?, obj: object_path(id) };
-        // Every replica's object lock, as a put takes them, for the whole move.
-        let _locks = roots.iter().map(|r| r.lock(id)).collect::<Result<Vec<_>, _>>()?;
-        let held = self.held_objects(&m)?;
-        let (inv, versions) = match held.iter().flatten().next() {
-            Some(h) => (h.inv.clone(), h.versions),
-            None => self.first_inventory(&m),
-        };
-        let sha = sha512_of(&inv.to_bytes());
-        let mut tally = Tally::default();
-        let stages = self.stage_all(roots, &m, &held, &inv, &mut tally, progress)?;
-        let records: Vec<PackageFile> = files.iter().map(PackageFile::from).collect();
-        let new = NewVersion { obj: &m.obj, inv: &inv, versions, files: &records };
-        self.commit_all(roots, &new, stages, &sha)?;
-        // Every object hashed by this run, or just now deep-checked under its lock.
-        for root in roots {
-            checked_clean(root, &m.obj, false)?;
-        }
-        for (r, root) in self.replicas.iter().zip(roots) {
-            remove_old(r.as_ref(), root, &m)?;
-        }
-        self.state().forget_package(id)?;
-        Ok(MigratedPackage {
-            package: id.into(),
-            object: m.obj,
-            files: files.len() as u64,
-            bytes_linked: tally.linked,
-            bytes_copied: tally.copied,
-            set_aside: tally.set_aside,
-        })
+        Ok(files)
     }
 
-    /// Each replica's stage of the package (`None` where a committed object is kept): an
-    /// object a killed run committed is checked deeply (no run of this one hashed it) before
-    /// anything is built on it, and one that fails is made again from the old files once
-    /// they hash to their records, the damaged one moved aside (never deleted).
-    fn stage_all(
-        &self,
-        roots: &[FsRoot],
+    /// Clears what a killed (or refused) run left of the object in each bucket and did not
+    /// commit there, as a put's leftovers are cleared (only what the state database shows to
+    /// be this migration's own); files of the object nothing shows to be webaip's refuse the
+    /// package.
+    fn settle_buckets(&self, roots: &[OcflRoot], m: &Moving) -> Result<(), MigrateFault> {
+        let anchors = self.anchors(Some(m.id))?;
+        let anchor = anchors.of(&m.obj);
+        for (r, root) in self.replicas.iter().zip(roots) {
+            let OcflRoot::Bucket(b) = root else { continue };
+            if let Settled::Kept(_) = b.settle(r.as_ref(), &m.obj, anchor, false)? {
+                let (replica, object) = (r.name().into(), m.obj.clone());
+                return Err(MigrateFault::ObjectInTheWay { replica, object });
+            }
+        }
+        Ok(())
+    }
+
+    /// Each replica's object made ready to commit: an object a killed run committed is
+    /// checked deeply (no run of this one hashed it) and kept; one that fails is made again
+    /// from the old files once they hash to their records, the damaged one moved aside
+    /// (never deleted). Elsewhere a stage (a folder) or the copies in place (a bucket).
+    fn ready_all<'a>(
+        &'a self,
+        roots: &'a [OcflRoot],
         m: &Moving,
         held: &[Option<Head>],
         inv: &Inventory,
         tally: &mut Tally,
         progress: &(dyn Fn(u64) + Sync),
-    ) -> Result<Vec<Option<Stage>>, MigrateFault> {
-        let mut stages = Vec::new();
+    ) -> Result<Vec<Ready<'a>>, MigrateFault> {
+        let mut out = Vec::new();
         for (i, root) in roots.iter().enumerate() {
+            let r = self.replicas[i].as_ref();
             let damaged = match held[i] {
-                Some(_) => match checked_clean(root, &m.obj, true) {
+                Some(_) => match checked_clean(root, r, &m.obj, true) {
                     Ok(()) => {
-                        stages.push(None);
+                        out.push(Ready::Kept);
                         continue;
                     }
                     Err(fault) => Some(fault),
@@ -369,13 +438,58 @@ impl Store {
                 None => None,
             };
             self.nothing_unrecorded(i, m)?;
-            stages.push(Some(stage_package(root, m, inv, tally, progress)?));
-            if let Some(fault) = damaged {
-                // The old files hashed to their records just now (staged, above).
-                tally.set_aside.push(move_aside(root, &m.obj, &fault)?);
-            }
+            out.push(Ready::Commit(match root {
+                OcflRoot::Fs(f) => {
+                    let stage = stage_package(f, m, inv, tally, progress)?;
+                    if let Some(fault) = damaged {
+                        // The old files hashed to their records just now (staged, above).
+                        tally.set_aside.push(move_aside(f, &m.obj, &fault)?);
+                    }
+                    Target::Fs(f, stage)
+                }
+                OcflRoot::Bucket(b) => {
+                    if let Some(fault) = damaged {
+                        // The copies go where the object is: it is moved out first.
+                        tally.set_aside.push(set_aside_in_bucket(b, r, &m.obj, &fault)?);
+                    }
+                    self.copy_package(b, r, m, inv, tally, progress)?;
+                    Target::Bucket(b, r)
+                }
+            }));
         }
-        Ok(stages)
+        if crate::hooks::fail_at("migrate-after-copies") && roots.iter().any(is_bucket) {
+            std::process::abort(); // a test of what a kill leaves
+        }
+        Ok(out)
+    }
+
+    /// Copies the package's old keys into object `m.obj` of bucket `b` (its declaration
+    /// first), each by the server where it can, then read back whole and hashed here against
+    /// its record, the largest first, several at once; then the copied manifest must agree.
+    fn copy_package(
+        &self,
+        b: &BucketRoot,
+        r: &dyn Replica,
+        m: &Moving,
+        inv: &Inventory,
+        tally: &mut Tally,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<(), MigrateFault> {
+        b.begin(r, &m.obj, None)?;
+        let mut jobs = content_files(m, inv)?;
+        jobs.sort_by_key(|(_, f)| std::cmp::Reverse(f.size));
+        let copy = |(content, f): &(&str, &FileRecord)| {
+            let copied = copy_verified(b, r, m, content, f);
+            if copied.is_ok() {
+                progress(f.size);
+            }
+            copied
+        };
+        let done = self.pool.install(|| crate::store::schedule::in_order(&jobs, copy));
+        for ((_, f), server) in jobs.iter().zip(done) {
+            *(if server? { &mut tally.server_copied } else { &mut tally.copied }) += f.size;
+        }
+        manifest_in_bucket_agrees(r, m, inv)
     }
 
     /// Each replica's object of the package: `None` where there is none yet, the head where
@@ -440,55 +554,89 @@ impl Store {
         Ok(())
     }
 
-    /// Records the inventory, then commits each stage and records each commit.
+    /// Commits each replica's object and records each commit (the inventory is recorded
+    /// already).
     fn commit_all(
         &self,
-        roots: &[FsRoot],
         new: &NewVersion,
-        stages: Vec<Option<Stage>>,
+        ready: Vec<Ready>,
         sha: &str,
     ) -> Result<(), MigrateFault> {
         let id = new.inv.id.as_str();
-        // Recorded before any commit: an object a killed run committed is still one it made.
-        self.note_predating()?;
-        self.state().record_ocfl_inventory(id, &new.inv.head, sha)?;
-        for ((r, root), stage) in self.replicas.iter().zip(roots).zip(stages) {
-            if let Some(stage) = stage {
-                let committed = commit_version(Target::Fs(root, stage), false, new)?;
-                self.state().record_ocfl_head(id, r.name(), &new.inv.head, &committed)?;
-                if crate::hooks::fail_at("migrate-after-commit") {
-                    std::process::abort(); // a test of what a kill leaves
+        for (r, ready) in self.replicas.iter().zip(ready) {
+            match ready {
+                Ready::Commit(target) => {
+                    let committed = commit_version(target, false, new)?;
+                    self.state().record_ocfl_head(id, r.name(), &new.inv.head, &committed)?;
+                    if crate::hooks::fail_at("migrate-after-commit") {
+                        std::process::abort(); // a test of what a kill leaves
+                    }
                 }
-            } else {
-                self.state().record_ocfl_head(id, r.name(), &new.inv.head, sha)?;
+                Ready::Kept => self.state().record_ocfl_head(id, r.name(), &new.inv.head, sha)?,
             }
         }
         Ok(())
     }
 }
 
-/// Each replica's storage root and work directory; a bucket refuses the migration.
-fn migration_roots(config: &StoreConfig, path: &Path) -> Result<Vec<FsRoot>, StoreError> {
+fn is_bucket(root: &OcflRoot) -> bool {
+    matches!(root, OcflRoot::Bucket(_))
+}
+
+/// Each replica's storage root (a folder's with its work directory, a bucket's with the
+/// local work directory of its locks).
+fn migration_roots(config: &StoreConfig, path: &Path) -> Result<Vec<OcflRoot>, StoreError> {
     let mut out = Vec::new();
     for r in &config.replicas {
-        let ReplicaKind::Fs { root, work } = &r.kind else {
-            return Err(StoreRefusal::MigrateBucket(r.name.clone()).into());
-        };
-        let work = work.clone().unwrap_or_else(|| FsRoot::default_work(root));
-        let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        if canonical(&work).starts_with(canonical(root)) {
-            let problem = ConfigProblem::WorkInsideRoot(r.name.clone());
-            return Err(StoreError::ConfigRefused { path: path.into(), problem });
+        let root = crate::store::ocfl_root(config, r);
+        if let OcflRoot::Fs(f) = &root {
+            let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+            if canonical(&f.work).starts_with(canonical(&f.root)) {
+                let problem = ConfigProblem::WorkInsideRoot(r.name.clone());
+                return Err(StoreError::ConfigRefused { path: path.into(), problem });
+            }
         }
-        out.push(FsRoot { name: r.name.clone(), root: root.clone(), work });
+        out.push(root);
     }
     Ok(out)
 }
 
 /// Declares the replica's root an OCFL storage root (its declaration last), beside the old
-/// layout's partitions, which the migration empties: their two-digit names are never the
-/// layout's three-digit tuples.
-fn declare_in_place(root: &FsRoot) -> Result<(), StoreError> {
+/// layout's partitions, which the migration empties: their two-character names are never
+/// the layout's three-digit tuples, nor a root file's name (in a folder or in a bucket).
+fn declare_in_place(root: &OcflRoot, r: &dyn Replica) -> Result<(), StoreError> {
+    match root {
+        OcflRoot::Fs(f) => declare_folder(f),
+        OcflRoot::Bucket(b) => declare_bucket(b, r),
+    }
+}
+
+/// [`declare_in_place`] in a bucket: each root file written where it is absent or cut short
+/// (a killed run's); one with other bytes refuses the migration. Not the put's
+/// [`BucketRoot::ensure_root`], which makes a root only in an empty prefix.
+fn declare_bucket(b: &BucketRoot, r: &dyn Replica) -> Result<(), StoreError> {
+    // The root's own lock: no object has the empty id.
+    let _making = b.lock("")?;
+    for (name, bytes) in root_files() {
+        match root_file(r, &name)? {
+            RootFile::Sound => {}
+            RootFile::Absent | RootFile::CutShort => {
+                crate::hooks::write_point();
+                r.write_bytes(&name, &bytes, false)?;
+            }
+            RootFile::Foreign(why) => {
+                let replica = b.name.clone();
+                return Err(
+                    StoreRefusal::MigrateForeignRootFile { replica, file: name, why }.into()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`declare_in_place`] in a folder.
+fn declare_folder(root: &FsRoot) -> Result<(), StoreError> {
     let err = |key: &str, e: io::Error| replica_err(&root.name, key, e);
     match confined::metadata_in(&root.root, ROOT_DECLARATION.0) {
         Ok(_) => return Ok(()),
@@ -520,14 +668,7 @@ fn stage_package(
 ) -> Result<Stage, MigrateFault> {
     let stage = root.stage(&m.obj)?;
     stage.write(OBJECT_DECLARATION.0, OBJECT_DECLARATION.1.as_bytes())?;
-    let by_path: BTreeMap<&str, &FileRecord> =
-        m.files.iter().map(|f| (f.path.as_str(), f)).collect();
-    let prefix = format!("{}/{}/", inv.head, inv.content_dir());
-    for (content, _) in inv.content() {
-        let logical = content.strip_prefix(&prefix).unwrap_or(content);
-        let Some(f) = by_path.get(logical) else {
-            return Err(MigrateFault::UnsafeName(logical.into()));
-        };
+    for (content, f) in content_files(m, inv)? {
         let placed = place(root, &stage, &format!("{}/{}", m.pdir, f.path), content)?;
         if placed.sha512 != f.sha512.to_ascii_lowercase() {
             return Err(MigrateFault::Damaged {
@@ -542,6 +683,25 @@ fn stage_package(
     }
     manifest_agrees(root, &stage, inv, m.files)?;
     Ok(stage)
+}
+
+/// Each content path of `inv` and the record of the package file it holds.
+fn content_files<'a>(
+    m: &Moving<'a>,
+    inv: &'a Inventory,
+) -> Result<Vec<(&'a str, &'a FileRecord)>, MigrateFault> {
+    let by_path: BTreeMap<&str, &FileRecord> =
+        m.files.iter().map(|f| (f.path.as_str(), f)).collect();
+    let prefix = format!("{}/{}/", inv.head, inv.content_dir());
+    let mut out = Vec::new();
+    for (content, _) in inv.content() {
+        let logical = content.strip_prefix(&prefix).unwrap_or(content);
+        let Some(f) = by_path.get(logical) else {
+            return Err(MigrateFault::UnsafeName(logical.into()));
+        };
+        out.push((content, *f));
+    }
+    Ok(out)
 }
 
 /// The staged manifest (hashed already) must list every recorded file but itself, with the
@@ -565,6 +725,46 @@ fn manifest_agrees(
     let lines = crate::store::manifest_names(BufReader::new(file), &shown).map_err(|e| {
         StoreError::from(StoreRefusal::Package { dir: tree.join(content), problem: e.into() })
     })?;
+    listed_agrees(&root.name, lines, files)
+}
+
+/// The copied manifest in the bucket (hashed already), read back whole (a package's listing),
+/// must list every recorded file but itself, with the recorded digest, and nothing else.
+fn manifest_in_bucket_agrees(
+    r: &dyn Replica,
+    m: &Moving,
+    inv: &Inventory,
+) -> Result<(), MigrateFault> {
+    let disagrees = |file: &str| MigrateFault::ManifestDisagrees {
+        replica: r.name().into(),
+        file: file.into(),
+    };
+    let manifest =
+        m.files.iter().find(|f| f.path == MANIFEST).ok_or_else(|| disagrees(MANIFEST))?;
+    let content = inv.content_path(&manifest.sha512).ok_or_else(|| disagrees(MANIFEST))?;
+    let key = format!("{}/{content}", m.obj);
+    let mut bytes = Vec::new();
+    r.read(&key, &mut |c| {
+        bytes.extend_from_slice(c);
+        Ok(())
+    })?;
+    let shown = format!("{}: {MANIFEST}", r.name());
+    let lines =
+        crate::store::manifest_names(BufReader::new(bytes.as_slice()), &shown).map_err(|e| {
+            StoreError::from(StoreRefusal::Package { dir: PathBuf::from(&key), problem: e.into() })
+        })?;
+    listed_agrees(r.name(), lines, m.files)
+}
+
+/// The lines of a package manifest (name, digest) must be the recorded files but the
+/// manifest, with their recorded digests.
+fn listed_agrees(
+    replica: &str,
+    lines: Vec<(String, String)>,
+    files: &[FileRecord],
+) -> Result<(), MigrateFault> {
+    let disagrees =
+        |file: &str| MigrateFault::ManifestDisagrees { replica: replica.into(), file: file.into() };
     let listed: BTreeMap<String, String> = lines.into_iter().collect();
     for f in files.iter().filter(|f| f.path != MANIFEST) {
         if !listed.get(&f.path).is_some_and(|d| d.eq_ignore_ascii_case(&f.sha512)) {
@@ -646,15 +846,29 @@ fn copy(mut from: std::fs::File, to: std::fs::File) -> io::Result<(u64, String)>
 
 /// The committed object must check clean; `deep` (every content file hashed) where this run
 /// did not hash what it holds (committed by a run that was killed).
-fn checked_clean(root: &FsRoot, obj: &str, deep: bool) -> Result<(), MigrateFault> {
-    let view = FsReplica::ocfl(&root.name, &root.root);
+fn checked_clean(
+    root: &OcflRoot,
+    r: &dyn Replica,
+    obj: &str,
+    deep: bool,
+) -> Result<(), MigrateFault> {
+    let folder;
+    let view: &dyn Replica = match root {
+        OcflRoot::Fs(f) => {
+            folder = FsReplica::ocfl(&f.name, &f.root);
+            &folder
+        }
+        OcflRoot::Bucket(_) => r,
+    };
     let listing = view.list(obj)?;
-    let checked = check_object(&view, obj, &listing, deep, None);
+    let checked = check_object(view, obj, &listing, deep, None);
     match checked.findings.into_iter().next() {
         None => Ok(()),
-        Some(f) => {
-            Err(MigrateFault::NotClean { replica: root.name.clone(), key: f.key, detail: f.detail })
-        }
+        Some(f) => Err(MigrateFault::NotClean {
+            replica: root.name().into(),
+            key: f.key,
+            detail: f.detail,
+        }),
     }
 }
 
@@ -688,9 +902,53 @@ fn move_aside(root: &FsRoot, obj: &str, fault: &MigrateFault) -> Result<String, 
 }
 
 /// Deletes the package's old files (the manifest first, as `store remove` does, so a replica
-/// stopped part-way holds nothing that looks like a whole package), its claim, its directory,
-/// and its partition when that is left empty. What a killed run deleted already is no error.
-fn remove_old(r: &dyn Replica, root: &FsRoot, m: &Moving) -> Result<(), StoreError> {
+/// stopped part-way holds nothing that looks like a whole package) and its claim; in a
+/// folder its directory too, and its partition when that is left empty. What a killed run
+/// deleted already is no error.
+fn remove_old(
+    r: &dyn Replica,
+    root: &OcflRoot,
+    m: &Moving,
+    pool: &rayon::ThreadPool,
+) -> Result<(), StoreError> {
+    match root {
+        OcflRoot::Fs(f) => remove_old_files(r, f, m),
+        OcflRoot::Bucket(_) => remove_old_keys(r, m, pool),
+    }
+}
+
+/// [`remove_old`] in a bucket: the manifest, then every other recorded key, several at once
+/// (each delete is a round trip; deleting one already gone is no error), the claim, then a
+/// wait until a listing no longer shows them (a node the deletes have not reached yet can
+/// list them for a moment), so the count of what is left that follows does not take them
+/// for a package still there.
+fn remove_old_keys(
+    r: &dyn Replica,
+    m: &Moving,
+    pool: &rayon::ThreadPool,
+) -> Result<(), StoreError> {
+    let key = |rel: &str| format!("{}/{rel}", m.pdir);
+    crate::hooks::write_point();
+    r.delete(&key(MANIFEST))?;
+    if crate::hooks::fail_at("migrate-after-delete") {
+        std::process::abort(); // a test of what a kill leaves
+    }
+    let rest: Vec<String> =
+        m.files.iter().filter(|f| f.path != MANIFEST).map(|f| key(&f.path)).collect();
+    let deleted = pool.install(|| {
+        crate::store::schedule::in_order(&rest, |k| {
+            crate::hooks::write_point();
+            r.delete(k)
+        })
+    });
+    deleted.into_iter().collect::<Result<Vec<()>, _>>()?;
+    crate::hooks::write_point();
+    r.unclaim(&m.pdir)?;
+    await_unlisted(r, &m.pdir, &rest)
+}
+
+/// [`remove_old`] in a folder.
+fn remove_old_files(r: &dyn Replica, root: &FsRoot, m: &Moving) -> Result<(), StoreError> {
     match confined::open_dir_in(&root.root, &m.pdir) {
         Ok(_) => {}
         Err(e) if e.is_not_found() => return Ok(()),
@@ -709,6 +967,114 @@ fn remove_old(r: &dyn Replica, root: &FsRoot, m: &Moving) -> Result<(), StoreErr
         let _ = std::fs::remove_dir(root.root.join(partition));
     }
     Ok(())
+}
+
+/// Copies old key `pdir/f` to `obj/content` in the bucket, by the server where it can (else
+/// through this machine, verified both ways), then reads the copy back whole and hashes it:
+/// it must be the record's bytes. Whether the server copied it.
+fn copy_verified(
+    b: &BucketRoot,
+    r: &dyn Replica,
+    m: &Moving,
+    content: &str,
+    f: &FileRecord,
+) -> Result<bool, MigrateFault> {
+    let (from, to) = (format!("{}/{}", m.pdir, f.path), format!("{}/{content}", m.obj));
+    let damaged = |found: String| MigrateFault::Damaged {
+        replica: r.name().into(),
+        file: f.path.clone(),
+        found,
+        recorded: f.sha512.clone(),
+    };
+    // A refused server-side copy (a store without one, an error) is made here instead; an
+    // old key that is not there fails that too, and is reported so.
+    let refused = crate::hooks::fail_at("migrate-no-server-copy");
+    let server = !refused && matches!(r.copy_within(&from, &to), Ok(true));
+    if !server {
+        copy_through_here(b, r, &from, &to, f).map_err(|e| match digest_found(&e) {
+            Some(found) => damaged(found),
+            None => e.into(),
+        })?;
+    }
+    let found = crate::store::hash_copy(r, &to)?;
+    if !found.eq_ignore_ascii_case(&f.sha512) {
+        return Err(damaged(found));
+    }
+    Ok(server)
+}
+
+/// The SHA-512 a transfer found where it refused a file for its digest.
+fn digest_found(e: &StoreError) -> Option<String> {
+    let StoreError::Replica { source, .. } = e else { return None };
+    let CopyFailure::Digest { found, .. } = source.as_ref() else { return None };
+    Some(found.clone())
+}
+
+/// Copies `from` to `to` through a scratch file in the bucket's work directory: downloaded
+/// and hashed (kept only when it is the record's bytes), then uploaded, hashed as it is sent.
+fn copy_through_here(
+    b: &BucketRoot,
+    r: &dyn Replica,
+    from: &str,
+    to: &str,
+    f: &FileRecord,
+) -> Result<(), StoreError> {
+    let err = |e: io::Error| replica_err(&b.name, from, e);
+    std::fs::create_dir_all(&b.work).map_err(err)?;
+    let scratch = tempfile::tempdir_in(&b.work).map_err(err)?;
+    let local = Source { root: scratch.path(), name: "file" };
+    let sha = f.sha512.to_ascii_lowercase();
+    crate::store::fetch_verified(r, from, local, &sha)?;
+    crate::hooks::write_point();
+    r.write_verified(to, local, f.size, &sha)
+}
+
+/// Moves object `obj` of bucket `b` (committed by a killed run, failing its deep check as
+/// `fault` says) out of the bucket into a new quarantine folder of the work directory (each
+/// file downloaded, then deleted; the root inventory first, the declaration last), so the
+/// object can be copied again; says what was wrong and where it is kept.
+fn set_aside_in_bucket(
+    b: &BucketRoot,
+    r: &dyn Replica,
+    obj: &str,
+    fault: &MigrateFault,
+) -> Result<String, StoreError> {
+    let keys = removal_order(obj, r.list(obj)?.into_iter().map(|o| o.key).collect());
+    let prefix = format!("{obj}/");
+    let rels: Vec<&str> = keys.iter().map(|k| k.strip_prefix(&prefix).unwrap_or(k)).collect();
+    let dir = b.quarantine(r, obj, &rels)?;
+    let what = match fault {
+        MigrateFault::NotClean { key, detail, .. } => format!("{key}: {detail}"),
+        other => other.to_string(),
+    };
+    Ok(format!(
+        "replica {}: the object a killed run committed failed its deep check ({what}): moved to {} and copied again from the old keys",
+        b.name,
+        dir.join(obj).display()
+    ))
+}
+
+/// What a bucket's storage root holds besides its declaration files, its objects and the
+/// package folders (reported apart), listed one level at a time (never the whole bucket at
+/// once): keys at its top, keys directly in a partition, anything in `extensions/` but the
+/// layout's configuration, and any other top folder (`name/`). The three-digit tuple
+/// folders are the layout's, holding objects, which `store check` reads.
+fn bucket_leftovers(r: &dyn Replica) -> Result<Vec<String>, StoreError> {
+    let declared: BTreeSet<String> = root_files().into_iter().map(|(name, _)| name).collect();
+    let top = r.list_level("")?;
+    let mut out: Vec<String> = top.keys.into_iter().filter(|k| !declared.contains(k)).collect();
+    for dir in top.dirs {
+        let tuple = dir.len() == 3 && dir.bytes().all(|c| c.is_ascii_hexdigit());
+        if dir.len() == 2 {
+            out.extend(r.list_level(&dir)?.keys);
+        } else if dir == "extensions" {
+            let keys = r.list(&dir)?.into_iter().map(|o| o.key);
+            out.extend(keys.filter(|k| !declared.contains(k)));
+        } else if !tuple {
+            out.push(format!("{dir}/"));
+        }
+    }
+    Ok(out)
 }
 
 /// Removes the webaip layout's empty partition folders in `root`: one a package moved out of

@@ -1,0 +1,87 @@
+//! The floor for `webaip store migrate` of a bucket replica: every key below one prefix copied
+//! by the server to another (S3 CopyObject through object_store, eight at once), with nothing
+//! else; then, timed apart, every copy read back and hashed with SHA-512 (what a migration
+//! that verifies must add). bench/run-store-migrate-garage.sh runs it beside `store migrate`.
+//!
+//! Usage: store_copy FROM_PREFIX TO_PREFIX (S3_ENDPOINTS, S3_BUCKET and the AWS_ credentials
+//! from the environment, as scripts/garage-cluster.sh prints them). Prints COPY_MS= and
+//! READ_MS=.
+
+use std::time::Instant;
+
+use futures::StreamExt;
+use object_store::aws::AmazonS3Builder;
+use object_store::path::Path as ObjectPath;
+use object_store::{ClientOptions, ObjectStore, ObjectStoreExt};
+use sha2::{Digest, Sha512};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    // `cargo bench` passes --bench; take the two positional arguments.
+    let pos: Vec<&String> = args.iter().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let (Some(from), Some(to)) = (pos.first(), pos.get(1)) else {
+        eprintln!("usage: store_copy FROM_PREFIX TO_PREFIX");
+        std::process::exit(2);
+    };
+    let env = |k: &str| std::env::var(k).map_err(|_| format!("{k} is not set"));
+    let endpoint = env("S3_ENDPOINTS")?.split(',').next().unwrap_or_default().to_string();
+    let s3 = AmazonS3Builder::new()
+        .with_endpoint(&endpoint)
+        .with_region("garage")
+        .with_bucket_name(env("S3_BUCKET")?)
+        .with_access_key_id(env("AWS_ACCESS_KEY_ID")?)
+        .with_secret_access_key(env("AWS_SECRET_ACCESS_KEY")?)
+        .with_client_options(ClientOptions::new().with_allow_http(true))
+        .build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let (from, to) = (from.trim_end_matches('/'), to.trim_end_matches('/'));
+    let keys: Vec<(ObjectPath, u64)> = rt
+        .block_on(async {
+            let listed = s3.list(Some(&ObjectPath::from(from)));
+            listed.map(|m| m.map(|m| (m.location, m.size))).collect::<Vec<_>>().await
+        })
+        .into_iter()
+        .collect::<Result<_, _>>()?;
+    let bytes: u64 = keys.iter().map(|k| k.1).sum();
+    let target = |k: &ObjectPath| {
+        let rel = &k.as_ref()[from.len() + 1..];
+        ObjectPath::from(format!("{to}/{rel}"))
+    };
+    let start = Instant::now();
+    rt.block_on(async {
+        let s3 = &s3;
+        let copies = futures::stream::iter(keys.iter())
+            .map(|(k, _)| async move { s3.copy(k, &target(k)).await })
+            .buffer_unordered(8)
+            .collect::<Vec<_>>()
+            .await;
+        copies.into_iter().collect::<Result<Vec<()>, _>>()
+    })?;
+    let copy_ms = start.elapsed().as_millis();
+    let start = Instant::now();
+    rt.block_on(async {
+        let s3 = &s3;
+        let reads = futures::stream::iter(keys.iter())
+            .map(|(k, _)| async move {
+                let mut stream = s3.get(&target(k)).await?.into_stream();
+                let mut h = Sha512::new();
+                while let Some(chunk) = stream.next().await {
+                    h.update(&chunk?);
+                }
+                Ok::<_, object_store::Error>(h.finalize())
+            })
+            .buffer_unordered(8)
+            .collect::<Vec<_>>()
+            .await;
+        reads.into_iter().collect::<Result<Vec<_>, _>>()
+    })?;
+    let read_ms = start.elapsed().as_millis();
+    println!(
+        "server-side copy: {} keys, {:.1} MB in {copy_ms} ms; read back and SHA-512: {read_ms} ms",
+        keys.len(),
+        bytes as f64 / 1e6
+    );
+    println!("COPY_MS={copy_ms}");
+    println!("READ_MS={read_ms}");
+    Ok(())
+}

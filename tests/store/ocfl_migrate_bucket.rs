@@ -175,6 +175,42 @@ fn bucket_replicas_move_to_ocfl_through_kills_and_a_damaged_old_key() {
     assert_gets_back(&g, &cfg, &pkgs, "after");
 
     bucket_only_store(&g, tmp.path());
+    damaged_object_beside_deleted_old_keys(&g, tmp.path());
+}
+
+/// A bucket-only store killed after the first old key of a package was deleted, its
+/// committed object then damaged: the rerun refuses the package and leaves the object where
+/// it is (moving it aside would leave the bucket with neither the object nor the old keys).
+/// Once the object is mended the rerun finishes.
+fn damaged_object_beside_deleted_old_keys(g: &HashMap<String, String>, tmp: &Path) {
+    let dir = tmp.join("neither");
+    fs::create_dir_all(&dir).unwrap();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let prefix = format!("migrate-neither-{}/", nanos.as_nanos());
+    let b = Bucket::new(g, &prefix);
+    let cfg = webaip_config(&dir, g, &prefix, false);
+    let pkgs = samples(&dir, &["nedlib"]);
+    let (code, r) = store(g, &cfg, &["put", pkgs[0].to_str().unwrap()]);
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(migrate_failing_at(g, &cfg, "migrate-after-delete"), None);
+    let content: Vec<String> =
+        b.list().into_keys().filter(|k| k.contains("/v1/content/")).collect();
+    let key = content.iter().find(|k| k.ends_with("/METS.xml")).unwrap().clone();
+    let good = b.get(&key);
+    let mut bytes = good.clone();
+    bytes[good.len() / 2] ^= 0x55;
+    b.put(&key, &bytes);
+    let keys = b.list();
+    let (code, r) = store(g, &cfg, &["migrate"]);
+    assert_eq!((code, r["objects_migrated"].as_u64()), (1, Some(0)), "{r:#}");
+    assert_eq!(r["refused"][0]["package"], objid(&pkgs[0]).as_str(), "{r:#}");
+    assert_eq!(b.list(), keys, "nothing moved aside, copied or deleted: {r:#}");
+    b.put(&key, &good);
+    let (code, r) = store(g, &cfg, &["migrate"]);
+    assert_eq!((code, r["switched"].as_bool()), (0, Some(true)), "{r:#}");
+    assert_eq!(old_keys(&b), Vec::<String>::new());
+    assert_valid_roots(&b, &dir, &[], &pkgs);
+    assert_gets_back(g, &cfg, &pkgs, "mended");
 }
 
 /// A store of one bucket: a stray key at its top stops the switch and is named; once it is

@@ -26,7 +26,9 @@
 //! replicas' objects with the same inventory, and removes what a killed run left of the old
 //! files. A half-made object only ever exists in a stage, which the next run removes. A
 //! committed object that fails its deep check is moved aside into the work directory (never
-//! deleted) and made again from the old files, once they hash to their records.
+//! deleted) and made again from the old files, only once they hash to their records (in a
+//! bucket they are read back and hashed before the object is moved); one that could not be
+//! read is not judged, and the package waits for the next run.
 //!
 //! Meanwhile the configuration keeps `layout = "webaip"`: `store get` reads a package from its
 //! old files or, once moved, from its object; `check` and `repair` cover the packages not
@@ -41,7 +43,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::bucket::{BucketRoot, Settled, await_unlisted, removal_order};
-use super::check::{Head, check_object, read_head, root_file};
+use super::check::{FindingKind, Head, check_object, read_head, root_file};
 use super::fs::{FsRoot, Stage};
 use super::inventory::{Inventory, LogicalFile, Versions, next_version};
 use super::layout::{OBJECT_DECLARATION, ROOT_DECLARATION, RootFile, object_path, root_files};
@@ -174,6 +176,18 @@ pub(crate) enum MigrateFault {
         replica: String,
         /// The object's directory.
         object: String,
+    },
+    /// The committed object could not be read whole: not judged, nothing moved aside.
+    #[error(
+        "replica {replica}: the object committed for it could not be read ({key}: {detail}): nothing is moved aside or deleted; migrate again once the replica reads"
+    )]
+    Unreadable {
+        /// The replica.
+        replica: String,
+        /// What did not read.
+        key: String,
+        /// Why.
+        detail: String,
     },
     /// The committed object does not check clean.
     #[error(
@@ -433,6 +447,7 @@ impl Store {
                         out.push(Ready::Kept);
                         continue;
                     }
+                    Err(fault @ MigrateFault::Unreadable { .. }) => return Err(fault),
                     Err(fault) => Some(fault),
                 },
                 None => None,
@@ -449,7 +464,10 @@ impl Store {
                 }
                 OcflRoot::Bucket(b) => {
                     if let Some(fault) = damaged {
-                        // The copies go where the object is: it is moved out first.
+                        // The copies go where the object is: it is moved out first, and only
+                        // once the old keys hash to their records (else the bucket would be
+                        // left with neither).
+                        old_keys_whole(r, m)?;
                         tally.set_aside.push(set_aside_in_bucket(b, r, &m.obj, &fault)?);
                     }
                     self.copy_package(b, r, m, inv, tally, progress)?;
@@ -862,14 +880,36 @@ fn checked_clean(
     };
     let listing = view.list(obj)?;
     let checked = check_object(view, obj, &listing, deep, None);
-    match checked.findings.into_iter().next() {
+    // A copy that did not read is no damage: nothing is moved aside for it, the run stops.
+    let unread = checked.findings.iter().position(|f| f.kind == FindingKind::Unreadable);
+    let mut findings = checked.findings;
+    let first = unread.map(|i| findings.swap_remove(i)).or_else(|| findings.into_iter().next());
+    match first {
         None => Ok(()),
+        Some(f) if f.kind == FindingKind::Unreadable => Err(MigrateFault::Unreadable {
+            replica: root.name().into(),
+            key: f.key,
+            detail: f.detail,
+        }),
         Some(f) => Err(MigrateFault::NotClean {
             replica: root.name().into(),
             key: f.key,
             detail: f.detail,
         }),
     }
+}
+
+/// Refuses unless every old key of the package on bucket `r` hashes to its record (read
+/// whole, nothing written): what a damaged object may be moved aside for.
+fn old_keys_whole(r: &dyn Replica, m: &Moving) -> Result<(), MigrateFault> {
+    for f in m.files {
+        let found = crate::store::hash_copy(r, &format!("{}/{}", m.pdir, f.path))?;
+        if !found.eq_ignore_ascii_case(&f.sha512) {
+            let (replica, file, recorded) = (r.name().into(), f.path.clone(), f.sha512.clone());
+            return Err(MigrateFault::Damaged { replica, file, found, recorded });
+        }
+    }
+    Ok(())
 }
 
 /// Moves object `obj` (committed by a killed run, failing its deep check as `fault` says)

@@ -489,9 +489,16 @@ pub(crate) fn uri_component(text: &str) -> String {
         .collect()
 }
 
+/// The ARC header line as a WARC field value: as it is, unless a reader would not give it
+/// back so (WARC readers trim a value's outer whitespace, and a value starting `base64:` is
+/// read as encoded): then base64, like one with control characters.
 fn header_line_field(line: &[u8]) -> String {
     match std::str::from_utf8(line) {
-        Ok(s) if !s.chars().any(|c| c.is_control()) => s.to_string(),
+        Ok(s)
+            if !s.chars().any(|c| c.is_control()) && s.trim() == s && !s.starts_with("base64:") =>
+        {
+            s.to_string()
+        }
         _ => format!("base64:{}", data_encoding::BASE64.encode(line)),
     }
 }

@@ -27,6 +27,10 @@
 //! points: `put-audited` (a webaip-layout `store put`, its package audited, nothing written)
 //! and `migrate-locked` (`store migrate`, its lock taken, nothing moved).
 //!
+//! `WEBAIP_FAIL_OPEN=FRAGMENT` makes every opening of a file whose path contains FRAGMENT
+//! fail as on a machine out of file descriptors (`EMFILE`), at the one place files are
+//! opened (`layout`): a real descriptor limit cannot pick which file it stops.
+//!
 //! Beside the named points, `WEBAIP_KILL_AT_WRITE=N` kills the process (SIGKILL) at the Nth
 //! write, sync or rename of an OCFL store run (`write_point`), and `WEBAIP_COUNT_WRITES`
 //! names a file that counts them.
@@ -44,6 +48,25 @@ pub(crate) fn fail_at(point: &str) -> bool {
 /// Without the `test-hooks` feature no failure point exists.
 #[cfg(not(feature = "test-hooks"))]
 pub(crate) fn fail_at(_point: &str) -> bool {
+    false
+}
+
+/// The environment variable naming a path fragment whose files cannot be opened.
+#[cfg(feature = "test-hooks")]
+const FAIL_OPEN_ENV: &str = "WEBAIP_FAIL_OPEN";
+
+/// True when opening `path` is to fail as on a machine out of file descriptors.
+#[cfg(feature = "test-hooks")]
+pub(crate) fn open_fails(path: &std::path::Path) -> bool {
+    let fragment = std::env::var_os(FAIL_OPEN_ENV).unwrap_or_default();
+    let fragment = fragment.as_encoded_bytes();
+    !fragment.is_empty()
+        && path.as_os_str().as_encoded_bytes().windows(fragment.len()).any(|w| w == fragment)
+}
+
+/// Without the `test-hooks` feature every opening is tried.
+#[cfg(not(feature = "test-hooks"))]
+pub(crate) fn open_fails(_path: &std::path::Path) -> bool {
     false
 }
 

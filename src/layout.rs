@@ -272,6 +272,7 @@ pub(crate) fn regular_metadata(path: &Path) -> Result<Metadata, ConfineError> {
 /// Opens a path the caller built for reading: the last component must not be a link, and what
 /// is opened must be a regular file (a FIFO is opened without blocking, then refused).
 pub(crate) fn open_regular(path: &Path) -> Result<File, ConfineError> {
+    out_of_descriptors_by_test(path).map_err(|e| opened_error(path, e))?;
     let fd = rustix::fs::open(
         path,
         OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY,
@@ -286,6 +287,7 @@ pub(crate) fn open_regular(path: &Path) -> Result<File, ConfineError> {
 pub(crate) fn open_in(root: &Path, name: &str) -> Result<File, ConfineError> {
     let rel = checked(root, name)?;
     let path = root.join(&rel);
+    out_of_descriptors_by_test(&path).map_err(|e| opened_error(&path, e))?;
     let flags =
         OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY;
     let fd = match open_beneath(root, &rel, flags, Mode::empty()) {
@@ -396,6 +398,15 @@ fn finish_open(path: &Path, file: File) -> Result<File, ConfineError> {
     Ok(file)
 }
 
+/// `EMFILE` where a test run asks opening `path` to fail (`hooks::open_fails`): a real
+/// descriptor limit cannot choose which file it stops.
+fn out_of_descriptors_by_test(path: &Path) -> Result<(), rustix::io::Errno> {
+    match crate::hooks::open_fails(path) {
+        true => Err(rustix::io::Errno::MFILE),
+        false => Ok(()),
+    }
+}
+
 /// Opens `rel` (already confined) below `root` without following links: `openat2` with
 /// `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`, or, where the kernel has no `openat2` (before 5.6,
 /// or a seccomp filter refuses it), a walk that opens each directory with `O_NOFOLLOW`.
@@ -439,6 +450,7 @@ fn open_beneath(
 /// Opens a file the user named on the command line: a link there is the user's choice and is
 /// followed, but what is opened must be a regular file (a FIFO is not waited on).
 pub(crate) fn open_user_file(path: &Path) -> Result<File, ConfineError> {
+    out_of_descriptors_by_test(path).map_err(|e| ConfineError::io(path, e.into()))?;
     let fd = rustix::fs::open(
         path,
         OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY,

@@ -11,62 +11,18 @@
 #   bash bench/run-store-migrate-garage.sh [--rounds N] [--profile release|ci]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-profile=release rounds=3
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --profile) profile=$2; shift 2 ;;
-    --rounds) rounds=$2; shift 2 ;;
-    *) echo "unknown argument $1" >&2; exit 2 ;;
-  esac
-done
-features=()
-[ "$profile" = ci ] && features=(--features test-hooks) # shares the tests' build
-cargo build --quiet --profile "$profile" "${features[@]}" --bin webaip
-cargo build --quiet --profile "$profile" "${features[@]}" --bench store_copy
-bin=target/$profile/webaip
-copy_bin=$(ls -t target/"$profile"/deps/store_copy-* | grep -v '\.d$' | head -1)
-set -a
-eval "$(bash scripts/garage-cluster.sh start 2>/dev/null)"
-set +a
-
-pkg=$(bash bench/store-package.sh "$bin")
-files=$(find "$pkg" -type f | wc -l)
-bytes=$(du -sb "$pkg" | cut -f1)
-echo "package: $files files, $((bytes / 1000000)) MB"
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-eps=$(echo "$S3_ENDPOINTS" | sed 's/\([^,]*\)/"\1"/g; s/,/, /g')
-store_toml() { # DIR PREFIX
-  mkdir -p "$1"
-  cat >"$1/store.toml" <<TOML
-state = "state.sqlite"
-[user]
-name = "bench"
-address = "mailto:bench@example.org"
-[[replica]]
-name = "garage"
-type = "s3"
-layout = "webaip"
-endpoints = [$eps]
-bucket = "$S3_BUCKET"
-region = "garage"
-prefix = "$2"
-TOML
-  echo "$1/store.toml"
-}
-ms_of() { local s; s=$(date +%s%N); "$@" >/dev/null; echo $(( ($(date +%s%N) - s) / 1000000 )); }
+source bench/garage-common.sh store_copy "$@"
 best_mig=999999999 best_copy=999999999 best_read=999999999
 for round in $(seq "$rounds"); do
   run=$(date +%s%N)
   echo "round $round: $(uptime | sed 's/.*load/load/')" >&2
-  cfg=$(store_toml "$work/mig-$round" "mig-$run/")
+  cfg=$(store_toml "$work/mig-$round" webaip "mig-$run/")
   "$bin" store --config "$cfg" --quiet put "$pkg" >/dev/null
   mig_ms=$(ms_of taskset -c 0,1 "$bin" store --config "$cfg" --quiet migrate)
   grep -q 'layout = "ocfl"' "$cfg" || { echo "round $round: the migration did not switch" >&2; exit 1; }
-  cfg=$(store_toml "$work/copy-$round" "copy-$run/")
+  cfg=$(store_toml "$work/copy-$round" webaip "copy-$run/")
   "$bin" store --config "$cfg" --quiet put "$pkg" >/dev/null
-  out=$(taskset -c 0,1 "$copy_bin" "copy-$run/" "copied-$run/")
+  out=$(taskset -c 0,1 "$client_bin" "copy-$run/" "copied-$run/")
   copy_ms=$(echo "$out" | sed -n 's/^COPY_MS=//p')
   read_ms=$(echo "$out" | sed -n 's/^READ_MS=//p')
   echo "round $round: migrate $mig_ms ms, server-side copy $copy_ms ms, its read-back $read_ms ms" >&2

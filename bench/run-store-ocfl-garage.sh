@@ -11,53 +11,12 @@
 #   bash bench/run-store-ocfl-garage.sh [--rounds N] [--profile release|ci]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-profile=release rounds=3
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --profile) profile=$2; shift 2 ;;
-    --rounds) rounds=$2; shift 2 ;;
-    *) echo "unknown argument $1" >&2; exit 2 ;;
-  esac
-done
-features=()
-[ "$profile" = ci ] && features=(--features test-hooks) # shares the tests' build
-cargo build --quiet --profile "$profile" "${features[@]}" --bin webaip
-cargo build --quiet --profile "$profile" "${features[@]}" --bench store_raw
-bin=target/$profile/webaip
-raw_bin=$(ls -t target/"$profile"/deps/store_raw-* | grep -v '\.d$' | head -1)
-set -a
-eval "$(bash scripts/garage-cluster.sh start 2>/dev/null)"
-set +a
-
-pkg=$(bash bench/store-package.sh "$bin")
-files=$(find "$pkg" -type f | wc -l)
-bytes=$(du -sb "$pkg" | cut -f1)
-echo "package: $files files, $((bytes / 1000000)) MB"
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-eps=$(echo "$S3_ENDPOINTS" | sed 's/\([^,]*\)/"\1"/g; s/,/, /g')
-store_toml() { # DIR LAYOUT PREFIX
-  mkdir -p "$1"
-  cat >"$1/store.toml" <<TOML
-state = "state.sqlite"
-[[replica]]
-name = "garage"
-type = "s3"
-layout = "$2"
-endpoints = [$eps]
-bucket = "$S3_BUCKET"
-region = "garage"
-prefix = "$3"
-TOML
-  echo "$1/store.toml"
-}
-ms_of() { local s; s=$(date +%s%N); "$@" >/dev/null; echo $(( ($(date +%s%N) - s) / 1000000 )); }
+source bench/garage-common.sh store_raw "$@"
 best_raw=999999999 best_ocfl=999999999 best_web=999999999
 for round in $(seq "$rounds"); do
   run=$(date +%s%N)
   echo "round $round: $(uptime | sed 's/.*load/load/')" >&2
-  raw_ms=$(taskset -c 0,1 "$raw_bin" "$pkg" "raw-$run/" | sed -n 's/^RAW_MS=//p')
+  raw_ms=$(taskset -c 0,1 "$client_bin" "$pkg" "raw-$run/" | sed -n 's/^RAW_MS=//p')
   cfg=$(store_toml "$work/ocfl-$round" ocfl "ocfl-$run/")
   ocfl_ms=$(ms_of taskset -c 0,1 "$bin" store --config "$cfg" --quiet put "$pkg")
   cfg=$(store_toml "$work/web-$round" webaip "web-$run/")

@@ -7,32 +7,18 @@
 //! from the environment, as scripts/garage-cluster.sh prints them). Prints COPY_MS= and
 //! READ_MS=.
 
+mod garage;
+
 use std::time::Instant;
 
 use futures::StreamExt;
-use object_store::aws::AmazonS3Builder;
 use object_store::path::Path as ObjectPath;
-use object_store::{ClientOptions, ObjectStore, ObjectStoreExt};
+use object_store::{ObjectStore, ObjectStoreExt};
 use sha2::{Digest, Sha512};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    // `cargo bench` passes --bench; take the two positional arguments.
-    let pos: Vec<&String> = args.iter().skip(1).filter(|a| !a.starts_with("--")).collect();
-    let (Some(from), Some(to)) = (pos.first(), pos.get(1)) else {
-        eprintln!("usage: store_copy FROM_PREFIX TO_PREFIX");
-        std::process::exit(2);
-    };
-    let env = |k: &str| std::env::var(k).map_err(|_| format!("{k} is not set"));
-    let endpoint = env("S3_ENDPOINTS")?.split(',').next().unwrap_or_default().to_string();
-    let s3 = AmazonS3Builder::new()
-        .with_endpoint(&endpoint)
-        .with_region("garage")
-        .with_bucket_name(env("S3_BUCKET")?)
-        .with_access_key_id(env("AWS_ACCESS_KEY_ID")?)
-        .with_secret_access_key(env("AWS_SECRET_ACCESS_KEY")?)
-        .with_client_options(ClientOptions::new().with_allow_http(true))
-        .build()?;
+    let (from, to) = garage::two_arguments("store_copy FROM_PREFIX TO_PREFIX");
+    let s3 = garage::bucket_client()?.build()?;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let (from, to) = (from.trim_end_matches('/'), to.trim_end_matches('/'));
     let keys: Vec<(ObjectPath, u64)> = rt

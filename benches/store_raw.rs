@@ -6,35 +6,22 @@
 //! Usage: store_raw PACKAGE_DIR KEY_PREFIX (S3_ENDPOINTS, S3_BUCKET and the AWS_ credentials
 //! from the environment, as scripts/garage-cluster.sh prints them).
 
+mod garage;
+
 use std::io::Read;
 use std::time::Instant;
 
 use futures::StreamExt;
-use object_store::aws::{AmazonS3Builder, Checksum};
+use object_store::aws::Checksum;
 use object_store::path::Path as ObjectPath;
-use object_store::{ClientOptions, ObjectStoreExt, PutPayload, WriteMultipart};
+use object_store::{ObjectStoreExt, PutPayload, WriteMultipart};
 
 const PART: usize = 8 << 20;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    // `cargo bench` passes --bench; take the two positional arguments.
-    let pos: Vec<&String> = args.iter().skip(1).filter(|a| !a.starts_with("--")).collect();
-    let (Some(dir), Some(prefix)) = (pos.first(), pos.get(1)) else {
-        eprintln!("usage: store_raw PACKAGE_DIR KEY_PREFIX");
-        std::process::exit(2);
-    };
-    let env = |k: &str| std::env::var(k).map_err(|_| format!("{k} is not set"));
-    let endpoint = env("S3_ENDPOINTS")?.split(',').next().unwrap_or_default().to_string();
-    let s3 = AmazonS3Builder::new()
-        .with_endpoint(&endpoint)
-        .with_region("garage")
-        .with_bucket_name(env("S3_BUCKET")?)
-        .with_access_key_id(env("AWS_ACCESS_KEY_ID")?)
-        .with_secret_access_key(env("AWS_SECRET_ACCESS_KEY")?)
-        .with_checksum_algorithm(Checksum::SHA256)
-        .with_client_options(ClientOptions::new().with_allow_http(true))
-        .build()?;
+    let (dir, prefix) = garage::two_arguments("store_raw PACKAGE_DIR KEY_PREFIX");
+    let prefix = prefix.as_str();
+    let s3 = garage::bucket_client()?.with_checksum_algorithm(Checksum::SHA256).build()?;
     let files: Vec<(String, std::path::PathBuf, u64)> = walkdir::WalkDir::new(dir.as_str())
         .into_iter()
         .filter_map(|e| e.ok())

@@ -54,6 +54,17 @@ pub(crate) struct ListedObject {
     pub problem: Option<String>,
 }
 
+/// What an empty directory's entry in a listing says it is.
+const EMPTY_DIR: &str = "is an empty directory, which OCFL does not allow";
+
+impl ListedObject {
+    /// Whether this entry is an empty directory (its key ends in `/`), listed by a file
+    /// system replica that lists every file.
+    pub(crate) fn is_empty_dir(&self) -> bool {
+        self.key.ends_with('/') && self.problem.as_deref() == Some(EMPTY_DIR)
+    }
+}
+
 /// One level of a replica's keys ([`Replica::list_level`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Level {
@@ -214,6 +225,17 @@ fn split(key: &str) -> (&str, &str) {
 }
 
 impl FsReplica {
+    /// Lists the empty directory `dir` (key `dir_key`) as an entry that cannot be a copy
+    /// (see [`ListedObject::is_empty_dir`]), where every file is listed: OCFL allows no
+    /// empty directory in a storage root or an object, and only a listing can see one.
+    fn push_empty_dir(&self, out: &mut Vec<ListedObject>, dir: &Path, dir_key: String) {
+        // A directory that gained entries since the walk passed it is not empty.
+        if self.list_all && std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_none()) {
+            let problem = Some(EMPTY_DIR.to_string());
+            out.push(ListedObject { key: format!("{dir_key}/"), size: 0, problem });
+        }
+    }
+
     /// Hands the bytes of `key` in `range` (to its end at most) to `sink`; how many there were.
     fn read_from(
         &self,
@@ -431,12 +453,20 @@ impl Replica for FsReplica {
             .follow_root_links(false)
             .min_depth(1)
             .sort_by_file_name();
+        // A directory is empty when the walk's next entry is not inside it (depth first,
+        // so its entries come straight after it).
+        let mut last_dir: Option<(PathBuf, String)> = None;
         for e in walk {
             let e = e.map_err(|e| self.err(prefix, io::Error::from(e)))?;
             let rel = e.path().strip_prefix(&self.root).unwrap_or(e.path());
             let key = rel.to_string_lossy().replace('\\', "/");
             let t = e.file_type();
+            if let Some((dir, dir_key)) = last_dir.take().filter(|(d, _)| !e.path().starts_with(d))
+            {
+                self.push_empty_dir(&mut out, &dir, dir_key);
+            }
             if t.is_dir() {
+                last_dir = Some((e.path().to_path_buf(), key));
                 continue;
             }
             let leaf = e.file_name().to_string_lossy();
@@ -449,6 +479,9 @@ impl Replica for FsReplica {
                 format!("is {}, not a regular file (not followed)", layout::kind_of(&meta))
             });
             out.push(ListedObject { key, size: meta.len(), problem });
+        }
+        if let Some((dir, dir_key)) = last_dir {
+            self.push_empty_dir(&mut out, &dir, dir_key);
         }
         Ok(out)
     }

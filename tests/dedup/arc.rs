@@ -48,6 +48,12 @@ fn first_revisits_original(warc: &Path) -> String {
     text(&revisit["WARC-Refers-To"]).to_string()
 }
 
+/// The findings of an audit report that are errors.
+fn error_findings(report: &serde_json::Value) -> Vec<&serde_json::Value> {
+    let findings = report["findings"].as_array().unwrap().iter();
+    findings.filter(|f| f["severity"] == "error").collect()
+}
+
 fn container(pkg: &Path) -> PathBuf {
     arc_in(&pkg.join("content"))
 }
@@ -643,10 +649,11 @@ fn a_with_copy_unread_or_holding_other_bytes_never_damages_the_package() {
             args.extend(["--with", c, p2]);
             let o = webaip(&args);
             let r = &json(&o)["packages"][0];
-            let errors: Vec<&serde_json::Value> = (r["findings"].as_array().unwrap().iter())
-                .filter(|f| f["severity"] == "error")
-                .collect();
-            assert_eq!(errors, Vec::<&serde_json::Value>::new(), "{c} {rebuild:?}: {r:#}");
+            assert_eq!(
+                error_findings(r),
+                Vec::<&serde_json::Value>::new(),
+                "{c} {rebuild:?}: {r:#}"
+            );
             assert_eq!(
                 (o.status.code(), &r["verdict"]),
                 (Some(0), &"partial".into()),
@@ -1078,10 +1085,7 @@ fn too_many_open_files_is_never_damage() {
             (Some(0), &"partial".into()),
             "{within}: {r:#}"
         );
-        let errors: Vec<&serde_json::Value> = (r["findings"].as_array().unwrap().iter())
-            .filter(|f| f["severity"] == "error")
-            .collect();
-        assert_eq!(errors, Vec::<&serde_json::Value>::new(), "{within}: {r:#}");
+        assert_eq!(error_findings(r), Vec::<&serde_json::Value>::new(), "{within}: {r:#}");
         let not_read: Vec<&serde_json::Value> =
             r["unchecked"].as_array().unwrap().iter().filter(|u| u["kind"] == "not_read").collect();
         let named = |u: &&&serde_json::Value| Path::new(text(&u["file"])) == file;
@@ -1119,9 +1123,7 @@ fn a_real_descriptor_limit_is_never_damage() {
             continue;
         };
         assert_ne!(r["verdict"], "damaged", "{limit}: {r:#}");
-        let errors =
-            (r["findings"].as_array().unwrap().iter()).filter(|f| f["severity"] == "error");
-        assert_eq!(errors.count(), 0, "{limit}: {r:#}");
+        assert_eq!(error_findings(r), Vec::<&serde_json::Value>::new(), "{limit}: {r:#}");
     }
 }
 
@@ -1152,10 +1154,7 @@ fn reads_failed_by_the_medium_or_the_machine_leave_the_arcs_not_checked() {
                 (Some(0), &"partial".into()),
                 "{case}: {r:#}"
             );
-            let errors: Vec<&serde_json::Value> = (r["findings"].as_array().unwrap().iter())
-                .filter(|f| f["severity"] == "error")
-                .collect();
-            assert_eq!(errors, Vec::<&serde_json::Value>::new(), "{case}");
+            assert_eq!(error_findings(r), Vec::<&serde_json::Value>::new(), "{case}");
             let unread: Vec<&str> = (r["unchecked"].as_array().unwrap().iter())
                 .filter(|u| u["kind"] == "not_read")
                 .map(|u| text(&u["reason"]))

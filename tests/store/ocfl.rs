@@ -41,17 +41,22 @@ pub(super) fn no_env() -> std::collections::HashMap<String, String> {
 /// ocfl-py's verdict on a storage root: valid, every object valid and where the layout puts
 /// it, no error and no warning.
 pub(super) fn assert_ocfl_valid(root: &Path, objects: u64) {
+    let v = ocfl_py_verdict(root);
+    assert_eq!(v["valid"], true, "{}: {v:#}", root.display());
+    assert_eq!(v["messages"], serde_json::json!([]), "{}: {v:#}", root.display());
+    assert_eq!(v["misplaced"], serde_json::json!([]), "{v:#}");
+    assert_eq!(v["objects"], objects, "{v:#}");
+}
+
+/// ocfl-py's verdict on a storage root (tests/store/ocfl_validate.py).
+pub(super) fn ocfl_py_verdict(root: &Path) -> serde_json::Value {
     let o = Command::new(repo().join(".venv/bin/python"))
         .arg(repo().join("tests/store/ocfl_validate.py"))
         .arg(root)
         .output()
         .expect("the ocfl-py oracle runs (scripts/setup-test-env.sh installs it)");
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&o.stderr)));
-    assert_eq!(v["valid"], true, "{}: {v:#}", root.display());
-    assert_eq!(v["messages"], serde_json::json!([]), "{}: {v:#}", root.display());
-    assert_eq!(v["misplaced"], serde_json::json!([]), "{v:#}");
-    assert_eq!(v["objects"], objects, "{v:#}");
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&o.stderr)))
 }
 
 /// Every file below `dir`: relative path to SHA-512 (links read as links).
@@ -1166,6 +1171,52 @@ fn ocfl_links_and_fifos_inside_an_object_are_named_by_the_repair_that_drops_them
     for d in ["disk-a", "disk-b"] {
         assert_ocfl_valid(&t.join(d), 1);
     }
+}
+
+/// Empty directories, which OCFL allows nowhere in a storage root: one in no object (what a
+/// removal killed before its n-tuple directories went leaves; ocfl-py: E073) and one in an
+/// object's content (E024). Check finds each as `empty-directory` where ocfl-py finds the
+/// root invalid; repair, with no other replica to copy from, removes them and the
+/// directories they leave empty, and nothing else; then ocfl-py finds the root valid and the
+/// check is clean.
+#[test]
+fn ocfl_empty_directories_are_found_as_ocfl_py_finds_them_and_repair_removes_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let (a, _) = same_objid_pair(t);
+    let cfg = single_replica_config(t, &ocfl_config(t), "disk-a");
+    put(&cfg, &a);
+    let root = t.join("disk-a");
+    let obj = object_dir(&root);
+    let files = files_of(&root);
+    fs::create_dir_all(root.join("fff/eee/ddd")).unwrap();
+    fs::create_dir_all(obj.join("v1/content/gone/deeper")).unwrap();
+    let v = ocfl_py_verdict(&root);
+    let said = v["messages"].to_string();
+    assert!(v["valid"] == false && said.contains("E073") && said.contains("E024"), "{v:#}");
+    let (code, c) = store(&no_env(), &cfg, &["check"]);
+    assert_eq!(code, 1, "{c:#}");
+    let found: Vec<(&str, &str)> = (c["findings"].as_array().unwrap().iter())
+        .map(|f| (f["kind"].as_str().unwrap(), f["key"].as_str().unwrap()))
+        .collect();
+    let in_obj = obj.strip_prefix(&root).unwrap().join("v1/content/gone/deeper");
+    let in_obj = format!("{}/", in_obj.display());
+    let want = [("empty-directory", "fff/eee/ddd/"), ("empty-directory", in_obj.as_str())];
+    assert_eq!(found, want, "{c:#}");
+    let (code, r) = store(&no_env(), &cfg, &["repair"]);
+    assert_eq!(code, 0, "{r:#}");
+    let said: Vec<&str> =
+        r["actions"].as_array().unwrap().iter().map(|a| a["message"].as_str().unwrap()).collect();
+    let expected = [
+        "removed the empty directories fff/eee/ddd, fff/eee, fff",
+        "removed the empty directories v1/content/gone/deeper, v1/content/gone",
+    ];
+    assert_eq!(said, expected, "{r:#}");
+    assert_ocfl_valid(&root, 1);
+    assert_eq!(files_of(&root), files, "only empty directories were removed");
+    assert!(obj.join("v1/content").is_dir());
+    let (code, c) = store(&no_env(), &cfg, &["check"]);
+    assert_eq!(code, 0, "{c:#}");
 }
 
 /// A put that does not audit the records still holds the METS to the manifest: a container

@@ -161,6 +161,24 @@ pub(crate) fn object_dirs(listing: &[ListedObject]) -> BTreeSet<String> {
     out
 }
 
+/// What a listed entry that cannot be a copy is found to be.
+pub(crate) fn unlike_a_file(o: &ListedObject) -> FindingKind {
+    match o.is_empty_dir() {
+        true => FindingKind::EmptyDirectory,
+        false => FindingKind::NotRegular,
+    }
+}
+
+/// What an entry of a storage root in no object is found to be (an empty directory, or a
+/// file, link or FIFO no object accounts for), and the finding's detail.
+pub(crate) fn stray_finding(o: &ListedObject) -> (FindingKind, String) {
+    let kind = if o.is_empty_dir() { FindingKind::EmptyDirectory } else { FindingKind::Extra };
+    match &o.problem {
+        Some(problem) => (kind, format!("{problem}, in no object")),
+        None => (kind, "in no object".into()),
+    }
+}
+
 /// The object directory of `key` among `dirs`: the one that is a prefix of it.
 pub(crate) fn owner<'a>(dirs: &'a BTreeSet<String>, key: &str) -> Option<&'a String> {
     key.match_indices('/').find_map(|(i, _)| dirs.get(&key[..i]))
@@ -180,6 +198,9 @@ pub enum FindingKind {
     Invalid,
     /// A link, FIFO or device where a file should be (never followed).
     NotRegular,
+    /// A directory with nothing in it, which OCFL allows nowhere in a storage root (a
+    /// removal or a copy cut short leaves one): `repair` removes it.
+    EmptyDirectory,
     /// Files of a version past the head: a put that was interrupted, or is running.
     UncommittedVersion,
     /// The root inventory is the head version's, but its sidecar is an older one's: a put
@@ -285,7 +306,7 @@ pub(crate) fn check_object(
         c.find(&declaration, FindingKind::Missing, "the object's declaration".into());
     }
     for o in listing.iter().filter(|o| o.problem.is_some()) {
-        c.find(&o.key, FindingKind::NotRegular, o.problem.clone().unwrap_or_default());
+        c.find(&o.key, unlike_a_file(o), o.problem.clone().unwrap_or_default());
     }
     if let Some(head) = c.root_inventory() {
         seen.id = Some(head.inv.id.clone());

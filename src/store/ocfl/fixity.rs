@@ -181,7 +181,8 @@ fn survey_root(r: &dyn Replica, dirs: &mut BTreeSet<String>, root: &mut Vec<Ocfl
     let root_files: Vec<String> = root_files().into_iter().map(|(n, _)| n).collect();
     for o in &listing {
         if !root_files.contains(&o.key) && super::check::owner(&here, &o.key).is_none() {
-            root.push(finding(&o.key, FindingKind::Extra, "in no object".into()));
+            let (kind, detail) = super::check::stray_finding(o);
+            root.push(finding(&o.key, kind, detail));
         }
     }
     dirs.extend(here);

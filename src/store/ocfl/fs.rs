@@ -264,7 +264,19 @@ impl FsRoot {
     /// first that is not (another object's); the root stays. A put of another object that
     /// finds its parent gone fails cleanly and is run again.
     fn remove_empty_parents(&self, obj: &str) -> Result<(), StoreError> {
-        let mut next = obj.rsplit_once('/').map(|(p, _)| p);
+        match obj.rsplit_once('/') {
+            Some((parent, _)) => self.remove_empty_from(parent).map(drop),
+            None => Ok(()),
+        }
+    }
+
+    /// Removes `dir` when it is empty, then each directory above it that this leaves empty,
+    /// up to the first that is not; the root stays. Returns the directories removed (none
+    /// when `dir` is gone or holds something: an empty directory is all this ever removes,
+    /// so nothing is lost).
+    pub(crate) fn remove_empty_from(&self, dir: &str) -> Result<Vec<String>, StoreError> {
+        let mut removed = Vec::new();
+        let mut next = Some(dir.trim_end_matches('/')).filter(|d| !d.is_empty());
         while let Some(dir) = next {
             let (up, leaf) = dir.rsplit_once('/').unwrap_or(("", dir));
             next = dir.rsplit_once('/').map(|(p, _)| p);
@@ -275,13 +287,14 @@ impl FsRoot {
             };
             crate::hooks::write_point();
             match rustix::fs::unlinkat(&at, leaf, rustix::fs::AtFlags::REMOVEDIR) {
-                Ok(()) | Err(rustix::io::Errno::NOENT) => {}
-                Err(rustix::io::Errno::NOTEMPTY | rustix::io::Errno::EXIST) => return Ok(()),
+                Ok(()) => removed.push(dir.to_string()),
+                Err(rustix::io::Errno::NOENT) => {}
+                Err(rustix::io::Errno::NOTEMPTY | rustix::io::Errno::EXIST) => return Ok(removed),
                 Err(e) => return Err(self.err(dir, io::Error::from(e))),
             }
             at.sync_all().map_err(|e| self.err(dir, e))?;
         }
-        Ok(())
+        Ok(removed)
     }
 
     /// A new stage directory for object `obj` (the ones killed runs left are removed first);

@@ -1153,12 +1153,14 @@ struct Surveyed<'a> {
 fn check_survey(r: &dyn Replica, s: Survey, deep: bool, anchors: &Anchors, out: &mut Surveyed) {
     out.findings.extend(root_findings(r, s.declared || !s.objects.is_empty()));
     for o in &s.stray {
+        let (kind, detail) = super::check::stray_finding(o);
+        let key = o.key.clone();
         out.findings.push(OcflFinding {
             replica: r.name().into(),
             object: String::new(),
-            key: o.key.clone(),
-            kind: FindingKind::Extra,
-            detail: "in no object".into(),
+            key,
+            kind,
+            detail,
         });
     }
     for (dir, listing) in &s.objects {

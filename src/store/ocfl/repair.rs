@@ -122,11 +122,15 @@ impl Store {
         let first = self.check_objects(None, deep)?;
         let mut actions = self.finish_roots(roots, &first)?;
         actions.extend(self.settle_interrupted(roots, &first)?);
+        actions.extend(self.clear_empty_dirs(roots, &first)?);
         let check = if actions.is_empty() { first } else { self.check_objects(None, deep)? };
         let anchors = self.anchors(None)?;
         let mut targets: BTreeSet<(usize, String)> = BTreeSet::new();
         // The remains of an unfinished removal are never rebuilt: `remove` finishes them.
-        let repairable = |f: &&OcflFinding| !f.object.is_empty() && f.kind != FindingKind::Removing;
+        let repairable = |f: &&OcflFinding| {
+            !f.object.is_empty()
+                && !matches!(f.kind, FindingKind::Removing | FindingKind::EmptyDirectory)
+        };
         for f in check.findings.iter().filter(repairable) {
             if let Some(i) = self.replicas.iter().position(|r| r.name() == f.replica) {
                 targets.insert((i, f.object.clone()));
@@ -295,6 +299,37 @@ impl Store {
                     source: None,
                     repaired: true,
                     message: format!("wrote the root's {name}, which was {how}"),
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Removes the empty directories `check` found on folder roots, and the directories
+    /// above them this leaves empty (nothing is in them, so nothing is lost; OCFL allows
+    /// none); one action for each found.
+    fn clear_empty_dirs(
+        &self,
+        roots: &[OcflRoot],
+        check: &OcflCheckReport,
+    ) -> Result<Vec<ObjectRepair>, StoreError> {
+        let mut out = Vec::new();
+        for f in check.findings.iter().filter(|f| f.kind == FindingKind::EmptyDirectory) {
+            let Some(i) = self.replicas.iter().position(|r| r.name() == f.replica) else {
+                continue;
+            };
+            let OcflRoot::Fs(root) = &roots[i] else { continue };
+            let removed = root.remove_empty_from(&f.key)?;
+            let inside = format!("{}/", f.object);
+            let removed: Vec<&str> =
+                removed.iter().map(|d| d.strip_prefix(&inside).unwrap_or(d)).collect();
+            if !removed.is_empty() {
+                out.push(ObjectRepair {
+                    replica: f.replica.clone(),
+                    object: f.object.clone(),
+                    source: None,
+                    repaired: true,
+                    message: format!("removed the empty directories {}", removed.join(", ")),
                 });
             }
         }

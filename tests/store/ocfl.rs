@@ -1178,7 +1178,7 @@ fn ocfl_links_and_fifos_inside_an_object_are_named_by_the_repair_that_drops_them
 /// object's content (E024). Check finds each as `empty-directory` where ocfl-py finds the
 /// root invalid; repair, with no other replica to copy from, removes them and the
 /// directories they leave empty, and nothing else; then ocfl-py finds the root valid and the
-/// check is clean.
+/// check is clean. A `lost+found` at the root (a root at a mount point) is found, and left.
 #[test]
 fn ocfl_empty_directories_are_found_as_ocfl_py_finds_them_and_repair_removes_them() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1217,6 +1217,13 @@ fn ocfl_empty_directories_are_found_as_ocfl_py_finds_them_and_repair_removes_the
     assert!(obj.join("v1/content").is_dir());
     let (code, c) = store(&no_env(), &cfg, &["check"]);
     assert_eq!(code, 0, "{c:#}");
+    // A root at a mount point: its lost+found is found as ocfl-py finds it, and left.
+    fs::create_dir(root.join("lost+found")).unwrap();
+    let (code, r) = store(&no_env(), &cfg, &["repair"]);
+    assert_eq!((code, &r["actions"][0]["repaired"]), (1, &false.into()), "{r:#}");
+    let said = r["actions"][0]["message"].as_str().unwrap();
+    assert!(said.contains("left lost+found") && said.contains("below the mount point"), "{r:#}");
+    assert!(root.join("lost+found").is_dir());
 }
 
 /// A put that does not audit the records still holds the METS to the manifest: a container

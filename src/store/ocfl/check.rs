@@ -169,6 +169,21 @@ pub(crate) fn unlike_a_file(o: &ListedObject) -> FindingKind {
     }
 }
 
+/// Whether an entry of a storage root in no object is the root's own: one of its files
+/// (`root_files`), or an empty directory one of them belongs in (found as that file missing,
+/// not twice).
+pub(crate) fn of_the_root(o: &ListedObject, root_files: &[String]) -> bool {
+    root_files.contains(&o.key)
+        || (o.is_empty_dir() && root_files.iter().any(|f| f.starts_with(&o.key)))
+}
+
+/// An entry in no object found in a folder that neither declares itself a storage root nor
+/// holds an object is left alone: an empty directory there (a new disk's `lost+found`) is
+/// not the root's to report or remove; `put` and `repair` refuse such a folder anyway.
+pub(crate) fn in_a_root(o: &ListedObject, root_in_use: bool) -> bool {
+    root_in_use || !o.is_empty_dir()
+}
+
 /// What an entry of a storage root in no object is found to be (an empty directory, or a
 /// file, link or FIFO no object accounts for), and the finding's detail.
 pub(crate) fn stray_finding(o: &ListedObject) -> (FindingKind, String) {

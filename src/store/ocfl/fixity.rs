@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::anchor::Anchors;
 use super::check::{
-    FindingKind, ObjectOnReplica, OcflFinding, check_object, object_dirs, root_findings,
+    FindingKind, ObjectOnReplica, OcflFinding, check_object, in_a_root, object_dirs, of_the_root,
+    root_findings,
 };
 use super::layout::{ROOT_DECLARATION, object_path, root_files};
 use super::ops::{OcflCheckReport, compare_replicas};
@@ -179,8 +180,9 @@ fn survey_root(r: &dyn Replica, dirs: &mut BTreeSet<String>, root: &mut Vec<Ocfl
     let declared = listing.iter().any(|o| o.key == ROOT_DECLARATION.0);
     root.extend(root_findings(r, declared || !here.is_empty()));
     let root_files: Vec<String> = root_files().into_iter().map(|(n, _)| n).collect();
-    for o in &listing {
-        if !root_files.contains(&o.key) && super::check::owner(&here, &o.key).is_none() {
+    let in_use = declared || !here.is_empty();
+    for o in listing.iter().filter(|o| in_a_root(o, in_use) && !of_the_root(o, &root_files)) {
+        if super::check::owner(&here, &o.key).is_none() {
             let (kind, detail) = super::check::stray_finding(o);
             root.push(finding(&o.key, kind, detail));
         }

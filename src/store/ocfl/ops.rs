@@ -109,13 +109,14 @@ pub(crate) fn survey(r: &dyn Replica) -> Result<Survey, StoreError> {
         if o.key == ROOT_DECLARATION.0 {
             declared = true;
         }
-        let root_file = root_files.contains(&o.key);
         match owner(&dirs, &o.key) {
             Some(d) => objects.entry(d.clone()).or_default().push(o),
-            None if root_file => {}
+            None if super::check::of_the_root(&o, &root_files) => {}
             None => stray.push(o),
         }
     }
+    let in_use = declared || !objects.is_empty();
+    stray.retain(|o| super::check::in_a_root(o, in_use));
     Ok(Survey { objects, stray, declared })
 }
 

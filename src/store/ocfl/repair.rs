@@ -93,6 +93,9 @@ pub struct Adopted {
     pub unreadable: Vec<String>,
 }
 
+/// A file system's own directory at its mount point, as a storage root's listing shows it.
+const LOST_AND_FOUND: &str = "lost+found/";
+
 /// Findings that are no damage to a copy: files no inventory accounts for, which a repair
 /// moves to the work directory's quarantine (they would block every later put).
 const LEFT: [FindingKind; 2] = [FindingKind::Extra, FindingKind::UncommittedVersion];
@@ -305,7 +308,8 @@ impl Store {
         Ok(out)
     }
 
-    /// Removes the empty directories `check` found on folder roots, and the directories
+    /// Removes the empty directories `check` found on folder roots (never a mount point's
+    /// `lost+found`, which fsck needs), and the directories
     /// above them this leaves empty (nothing is in them, so nothing is lost; OCFL allows
     /// none); one action for each found.
     fn clear_empty_dirs(
@@ -319,6 +323,16 @@ impl Store {
                 continue;
             };
             let OcflRoot::Fs(root) = &roots[i] else { continue };
+            if f.key == LOST_AND_FOUND {
+                out.push(ObjectRepair {
+                    replica: f.replica.clone(),
+                    object: String::new(),
+                    source: None,
+                    repaired: false,
+                    message: "left lost+found, the file system's own: OCFL allows it in no root; give a directory below the mount point as the root".into(),
+                });
+                continue;
+            }
             let removed = root.remove_empty_from(&f.key)?;
             let inside = format!("{}/", f.object);
             let removed: Vec<&str> =

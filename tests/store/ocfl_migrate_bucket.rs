@@ -3,7 +3,8 @@
 //! storage roots. The migration is killed after the copies, after a version inventory, after
 //! a root inventory and after a delete, and each rerun goes on; a damaged old key refuses its
 //! package only (nothing of it moved or deleted); a store whose server-side copies are refused
-//! copies through the machine. At the end every root is validated by
+//! copies through the machine; a damaged object a killed run committed, moved out to the
+//! quarantine, is killed among its deletes and the next run finishes. At the end every root is validated by
 //! ocfl-py (the bucket's downloaded) and read by rocfl, `store check --deep` is clean, every
 //! package comes back byte for byte and no old key is left.
 
@@ -176,6 +177,65 @@ fn bucket_replicas_move_to_ocfl_through_kills_and_a_damaged_old_key() {
 
     bucket_only_store(&g, tmp.path());
     damaged_object_beside_deleted_old_keys(&g, tmp.path());
+    set_aside_killed_among_its_deletes(&g, tmp.path());
+}
+
+/// A bucket-only store killed after its commit, the committed object then damaged: the rerun
+/// moves it out of the bucket (every file downloaded to the quarantine first) and is killed
+/// among the deletes, leaving an object without root inventory. The quarantine is whole
+/// (the damaged bytes, the root inventory) and the next run clears the leftover as its own
+/// and moves the package.
+fn set_aside_killed_among_its_deletes(g: &HashMap<String, String>, tmp: &Path) {
+    let dir = tmp.join("aside");
+    fs::create_dir_all(&dir).unwrap();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let prefix = format!("migrate-aside-{}/", nanos.as_nanos());
+    let b = Bucket::new(g, &prefix);
+    let cfg = webaip_config(&dir, g, &prefix, false);
+    let pkgs = samples(&dir, &["nedlib"]);
+    let (code, r) = store(g, &cfg, &["put", pkgs[0].to_str().unwrap()]);
+    assert_eq!(code, 0, "{r:#}");
+    let keys = old_keys(&b);
+    assert_eq!(migrate_failing_at(g, &cfg, "migrate-after-commit"), None);
+    assert_eq!((root_inventories(&b), old_keys(&b)), (1, keys.clone()));
+    let content: Vec<String> =
+        b.list().into_keys().filter(|k| k.contains("/v1/content/")).collect();
+    let key = content.iter().find(|k| k.ends_with("/METS.xml")).unwrap().clone();
+    let mut bytes = b.get(&key);
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x55;
+    b.put(&key, &bytes);
+    let in_object = |k: &String| k.split('/').next().unwrap().len() == 3;
+    let object: Vec<String> = b.list().into_keys().filter(in_object).collect();
+
+    assert_eq!(migrate_failing_at(g, &cfg, "bucket-mid-quarantine"), None);
+    assert_eq!(root_inventories(&b), 0, "the root inventory is gone first");
+    // A node the deletes have not reached yet may list a key for a moment.
+    let left = (0..50)
+        .map(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            b.list().into_keys().filter(in_object).count()
+        })
+        .find(|n| n + 3 == object.len());
+    assert!(left.is_some(), "three files deleted");
+    // The quarantine holds the whole object, under its final name.
+    let quarantine = dir.join("state.sqlite.webaip-work/quarantine");
+    let kept: Vec<PathBuf> =
+        fs::read_dir(&quarantine).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(!kept[0].file_name().unwrap().to_str().unwrap().starts_with('.'), "{kept:?}");
+    for k in &object {
+        assert!(kept[0].join(k).is_file(), "{k} in the quarantine");
+    }
+    assert_eq!(fs::read(kept[0].join(&key)).unwrap(), bytes, "the damaged bytes kept");
+
+    let (code, r) = store(g, &cfg, &["migrate"]);
+    assert_eq!((code, r["switched"].as_bool()), (0, Some(true)), "{r:#}");
+    assert_eq!(old_keys(&b), Vec::<String>::new());
+    assert_valid_roots(&b, &dir, &[], &pkgs);
+    let (code, c) = store(g, &cfg, &["check", "--deep"]);
+    assert_eq!((code, &c["clean"]), (0, &serde_json::json!(true)), "{c:#}");
+    assert_gets_back(g, &cfg, &pkgs, "set aside");
 }
 
 /// A bucket-only store killed after the first old key of a package was deleted, its

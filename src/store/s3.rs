@@ -43,6 +43,10 @@ const CLAIM_SETTLE: Duration = Duration::from_millis(1000);
 /// Longest claim object read.
 const CLAIM_LIMIT: usize = 1024;
 
+/// Why a listed key of the webaip layout that is not in object_store's encoding (another
+/// program wrote it) cannot be a copy.
+const FOREIGN_KEY: &str = "its key is not one webaip stores a name under (another program wrote it): webaip cannot read or delete it";
+
 /// One runtime for every S3 replica: requests are driven from the caller's thread. Building it
 /// fails only when the system refuses threads; that is an error of the store, not a panic.
 fn runtime() -> Result<&'static tokio::runtime::Runtime, StoreError> {
@@ -193,26 +197,20 @@ impl S3Replica {
 
     /// The key `stored` (a listed location, the prefix taken off) stands for: the inverse of
     /// `path`, so listed keys compare with names and go back to `delete` or `read` as they
-    /// are. A webaip-layout key is decoded; one `path` would not store so is `Err` with it
-    /// as it is stored.
-    fn logical(&self, stored: &str) -> Result<String, String> {
+    /// are. A webaip-layout key is decoded; `None` for one `path` would not store so.
+    fn logical(&self, stored: &str) -> Option<String> {
         if self.raw_keys || !in_partition(stored) {
-            return Ok(stored.to_string());
+            return Some(stored.to_string());
         }
-        decoded(stored).ok_or_else(|| stored.to_string())
+        decoded(stored)
     }
 
-    /// A listed object from its stored key (see `logical`).
+    /// A listed object from its stored key (see `logical`); one webaip cannot address is
+    /// listed as it is stored, with why it cannot be a copy.
     fn listed(&self, stored: String, size: u64) -> ListedObject {
         match self.logical(&stored) {
-            Ok(key) => ListedObject { key, size, problem: None },
-            Err(key) => ListedObject {
-                key,
-                size,
-                problem: Some(
-                    "its key is not one webaip stores a name under (another program wrote it): webaip cannot read or delete it".into(),
-                ),
-            },
+            Some(key) => ListedObject { key, size, problem: None },
+            None => ListedObject { key: stored, size, problem: Some(FOREIGN_KEY.into()) },
         }
     }
 
@@ -593,7 +591,7 @@ impl Replica for S3Replica {
         // written as it is stored).
         let key = |p: &ObjectPath| {
             let stored = p.as_ref().get(skip..).unwrap_or_default();
-            self.logical(stored).unwrap_or_else(|_| stored.to_string())
+            self.logical(stored).unwrap_or_else(|| stored.to_string())
         };
         self.each(prefix, |store| {
             let path = path.clone();
@@ -636,5 +634,49 @@ impl S3Replica {
             Ok(())
         })?;
         Ok(Some(bytes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every name webaip stores in the webaip layout comes back from its stored key, whatever
+    /// object_store encoded on the way in.
+    #[test]
+    fn stored_keys_decode_to_the_names_they_were_stored_from() {
+        let names = [
+            "ab/pkg/content/page #2.warc.gz",
+            "ab/pkg/logs/a%b ~{c}^|<>\"\\`*?[x].log",
+            "ab/pkg/é/ü 漢.log",
+            "ab/pkg/line\nbreak\r\u{1}\u{7f}.log",
+            "ab/pkg/plain-name_1.txt",
+            "ab/pkg/%2523",
+        ];
+        for name in names {
+            let stored = ObjectPath::from(name).as_ref().to_string();
+            assert_eq!(decoded(&stored).as_deref(), Some(name), "{stored}");
+        }
+        assert_eq!(
+            ObjectPath::from("ab/pkg/page #2.warc.gz").as_ref(),
+            "ab/pkg/page %232.warc.gz",
+            "the encoding this undoes"
+        );
+    }
+
+    /// A stored key object_store would not have written from any name is no name's.
+    #[test]
+    fn keys_not_in_the_encoding_are_no_names() {
+        for stored in [
+            "ab/pkg/a#b",
+            "ab/pkg/a%2Fb",
+            "ab/pkg/%zz",
+            "ab/pkg/%+1",
+            "ab/pkg/%C3",
+            "ab/pkg/%",
+            "ab/pkg/a%2eb",
+        ] {
+            assert_eq!(decoded(stored), None, "{stored}");
+        }
     }
 }

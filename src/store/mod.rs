@@ -485,7 +485,7 @@ impl Store {
         for r in &self.replicas {
             let mut rep = ReplicaRemoval { replica: r.name().into(), ..Default::default() };
             let outcome = if dry_run {
-                r.list(&dir).map(|listed| rep.deleted = listed.into_iter().map(|o| o.key).collect())
+                package_keys(r.as_ref(), &dir).map(|keys| rep.deleted = keys)
             } else {
                 remove_package_keys(r.as_ref(), &dir, complete, &mut rep.deleted)
             };
@@ -541,6 +541,15 @@ impl Store {
     }
 }
 
+/// Every key in package directory `dir` of `r`, in the order `remove` deletes them: the
+/// manifest first, then by key.
+fn package_keys(r: &dyn Replica, dir: &str) -> Result<Vec<String>, StoreError> {
+    let mut keys: Vec<String> = r.list(dir)?.into_iter().map(|o| o.key).collect();
+    let manifest = format!("{dir}/{MANIFEST}");
+    keys.sort_by_key(|k| (*k != manifest, k.clone()));
+    Ok(keys)
+}
+
 /// Deletes everything in package directory `dir` of `r` (all of it is the package's: it
 /// holds the claim), the manifest first, each key added to `deleted` once gone; with
 /// `complete` (the package has a manifest), the claim and empty folders last. The listing is
@@ -553,10 +562,7 @@ fn remove_package_keys(
     complete: bool,
     deleted: &mut Vec<String>,
 ) -> Result<(), StoreError> {
-    let mut keys: Vec<String> = r.list(dir)?.into_iter().map(|o| o.key).collect();
-    let manifest = format!("{dir}/{MANIFEST}");
-    keys.sort_by_key(|k| (*k != manifest, k.clone()));
-    for k in keys {
+    for k in package_keys(r, dir)? {
         r.delete(&k)?;
         deleted.push(k);
     }

@@ -166,6 +166,22 @@ pub(crate) enum MigrateFault {
         /// What it is.
         why: String,
     },
+    /// A bucket cannot hold a file of the package under the key its object gives it (longer
+    /// than the store's keys, a character OCFL keys in a bucket cannot hold): looked at before
+    /// anything of the package is written, so it is refused, not failed half-way each run.
+    #[error(
+        "replica {replica}: {file} cannot move into the OCFL object: {problem} (key {key}); nothing of the package is moved or deleted, and it stays in the webaip layout"
+    )]
+    KeyUnfit {
+        /// The replica.
+        replica: String,
+        /// The package file.
+        file: String,
+        /// The key it would have.
+        key: String,
+        /// Why the key does not fit.
+        problem: crate::store::KeyProblem,
+    },
     /// A recorded name that is no name inside a package.
     #[error("the state database records file {0:?}, which is no name inside a package")]
     UnsafeName(String),
@@ -433,6 +449,7 @@ impl Store {
             Some(h) => (h.inv.clone(), h.versions),
             None => self.first_inventory(m),
         };
+        keys_fit(&self.replicas, roots, m, &inv)?;
         let sha = sha512_of(&inv.to_bytes());
         // Recorded before anything of the object is written anywhere (a bucket's copies go
         // in place): what a killed run leaves is then known as this migration's own.
@@ -580,7 +597,7 @@ impl Store {
         for ((_, f), server) in jobs.iter().zip(done) {
             *(if server { &mut tally.server_copied } else { &mut tally.copied }) += f.size;
         }
-        manifest_in_bucket_agrees(r, m, inv)
+        manifest_in_bucket_agrees(b, r, m, inv)
     }
 
     /// Each replica's object of the package: `None` where there is none yet, the head where
@@ -705,6 +722,29 @@ impl Store {
 
 fn is_bucket(root: &OcflRoot) -> bool {
     matches!(root, OcflRoot::Bucket(_))
+}
+
+/// Refuses the package where a bucket cannot hold one of its content files under the key the
+/// object gives it (`<object>/v1/content/<name>` is longer than the old `<partition>/<package
+/// directory>/<name>`, and keeps the name's characters as they are): else every run would
+/// copy the files before it and fail at that one with the store's own error.
+fn keys_fit(
+    replicas: &[Box<dyn Replica>],
+    roots: &[OcflRoot],
+    m: &Moving,
+    inv: &Inventory,
+) -> Result<(), MigrateFault> {
+    let files = content_files(m, inv)?;
+    for (r, _) in replicas.iter().zip(roots).filter(|(_, root)| is_bucket(root)) {
+        for (content, f) in &files {
+            let key = format!("{}/{content}", m.obj);
+            if let Some(problem) = r.key_problem(&key) {
+                let (replica, file) = (r.name().to_string(), f.path.clone());
+                return Err(MigrateFault::KeyUnfit { replica, file, key, problem });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Each replica's storage root (a folder's with its work directory, a bucket's with the
@@ -852,9 +892,13 @@ fn manifest_agrees(
     listed_agrees(&root.name, lines, files)
 }
 
-/// The copied manifest in the bucket (hashed already), read back whole (a package's listing),
-/// must list every recorded file but itself, with the recorded digest, and nothing else.
+/// The copied manifest in the bucket (hashed already) must list every recorded file but
+/// itself, with the recorded digest, and nothing else. It is spooled to an anonymous
+/// temporary file in the bucket's work directory and read from there as a stream, as a
+/// folder's is: a package of a million files has a manifest of some 150 MB, not to be held
+/// whole per package.
 fn manifest_in_bucket_agrees(
+    b: &BucketRoot,
     r: &dyn Replica,
     m: &Moving,
     inv: &Inventory,
@@ -867,17 +911,26 @@ fn manifest_in_bucket_agrees(
         m.files.iter().find(|f| f.path == MANIFEST).ok_or_else(|| disagrees(MANIFEST))?;
     let content = inv.content_path(&manifest.sha512).ok_or_else(|| disagrees(MANIFEST))?;
     let key = format!("{}/{content}", m.obj);
-    let mut bytes = Vec::new();
-    r.read(&key, &mut |c| {
-        bytes.extend_from_slice(c);
-        Ok(())
-    })?;
+    let spooled = spool(b, r, &key)?;
     let shown = format!("{}: {MANIFEST}", r.name());
-    let lines =
-        crate::store::manifest_names(BufReader::new(bytes.as_slice()), &shown).map_err(|e| {
-            StoreError::from(StoreRefusal::Package { dir: PathBuf::from(&key), problem: e.into() })
-        })?;
+    let lines = crate::store::manifest_names(BufReader::new(spooled), &shown).map_err(|e| {
+        StoreError::from(StoreRefusal::Package { dir: PathBuf::from(&key), problem: e.into() })
+    })?;
     listed_agrees(r.name(), lines, m.files)
+}
+
+/// Object `key` of `r` written to an anonymous temporary file in `b`'s work directory (gone
+/// once dropped), rewound for reading.
+fn spool(b: &BucketRoot, r: &dyn Replica, key: &str) -> Result<std::fs::File, StoreError> {
+    use std::io::{Seek, Write};
+    let err = |e: io::Error| replica_err(&b.name, key, e);
+    std::fs::create_dir_all(&b.work).map_err(err)?;
+    let file = tempfile::tempfile_in(&b.work).map_err(err)?;
+    let mut out = io::BufWriter::with_capacity(1 << 20, file);
+    r.read(key, &mut |c| out.write_all(c))?;
+    let mut file = out.into_inner().map_err(|e| err(e.into_error()))?;
+    file.rewind().map_err(err)?;
+    Ok(file)
 }
 
 /// The lines of a package manifest (name, digest) must be the recorded files but the

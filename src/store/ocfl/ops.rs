@@ -276,8 +276,9 @@ impl Store {
             return Ok(report);
         };
         let new = NewVersion { obj: &obj, inv: &inv, versions, files };
-        let added = new.added().into_values().collect();
-        let replicas = self.replicas.iter().map(|r| r.as_ref()).collect();
+        let added: Vec<_> = new.added().into_values().collect();
+        let replicas: Vec<&dyn Replica> = self.replicas.iter().map(|r| r.as_ref()).collect();
+        super::put::keys_fit(&replicas, &obj, &added)?;
         let plan = Plan { roots, replicas, obj: &obj, prev: prev.as_ref(), added };
         let staging = Staging::new(plan, progress);
         let sha = sha512_of(&inv.to_bytes());

@@ -19,8 +19,11 @@
 //! (`store::ocfl::migrate`); `ocfl-before-commit` aborts an OCFL commit once the
 //! version's files are written (on a bucket root: before its root inventory), and
 //! `ocfl-between-inventory-and-sidecar` between a bucket root's root inventory and its
-//! sidecar, and `bucket-upload` fails every upload of a version's content files to a bucket
-//! root, as an unwritable bucket would (`store::ocfl::bucket`).
+//! sidecar, `bucket-upload` fails every upload of a version's content files to a bucket
+//! root, as an unwritable bucket would, and `bucket-mid-quarantine` aborts a move of files
+//! out of a bucket into the local quarantine once its first three deletes are done (for a
+//! damaged object `store migrate` sets aside: the root sidecar, the root inventory and a
+//! first content file) (`store::ocfl::bucket`).
 //!
 //! `WEBAIP_PAUSE_AT=POINT:FILE` holds a run at a pause point: it makes FILE, then waits until
 //! FILE is gone (at most two minutes), so a test can start another process meanwhile. The

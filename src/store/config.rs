@@ -114,6 +114,11 @@ pub enum ReplicaKind {
         /// A key prefix inside the bucket (e.g. `aip/`).
         #[serde(default)]
         prefix: String,
+        /// The longest key the store takes, in bytes (the prefix included): 1024 on AWS S3
+        /// and MinIO; Garage with its LMDB metadata engine takes 479. A file whose key would
+        /// be longer is refused before anything of its package is written.
+        #[serde(default = "default_max_key_bytes")]
+        max_key_bytes: usize,
     },
 }
 
@@ -129,6 +134,9 @@ pub enum ReplicaLayout {
     Ocfl,
 }
 
+fn default_max_key_bytes() -> usize {
+    1024
+}
 fn default_region() -> String {
     "us-east-1".into()
 }

@@ -162,6 +162,18 @@ pub enum StoreError {
         /// What it found.
         detail: String,
     },
+    /// Keys a replica still lists after they were deleted (a delete that did not reach its
+    /// object, or a listing slow to show it).
+    #[error(
+        "replica {replica}: still listed after their delete: {}; the package stays in the state database (`store remove` again finishes, or names them again)",
+        keys.join(", ")
+    )]
+    StillListed {
+        /// The replica.
+        replica: String,
+        /// The keys still listed.
+        keys: Vec<String>,
+    },
     /// An OCFL replica's root is a directory with other things in it, not a storage root.
     #[error("replica {replica}: {} holds files but no 0=ocfl_1.1: not an OCFL storage root, and not made one (a replica of the webaip layout needs layout = \"webaip\" in the configuration when its state database is new; a new disk's mount point holds lost+found, which OCFL does not allow in a root: give a directory below the mount point as the root)", root.display())]
     NotOcflRoot {
@@ -552,6 +564,17 @@ pub enum StoreRefusal {
         /// What its bytes are.
         why: String,
     },
+    /// A replica cannot hold a file of the package under the key its name gives it (too
+    /// long for the store, a character its keys cannot hold); nothing was written.
+    #[error("replica {replica}: {file}: {problem}; not stored")]
+    KeyUnfit {
+        /// The replica.
+        replica: String,
+        /// The package file.
+        file: String,
+        /// Why its key does not fit.
+        problem: KeyProblem,
+    },
     /// A `store migrate` holds the store's migration lock: a second migrate, or a put, remove
     /// or repair of the webaip layout, does not start.
     #[error(
@@ -769,6 +792,31 @@ pub enum ClaimConflict {
     /// Another package's claim.
     #[error("claimed by another package (manifest SHA-512 {0})")]
     ClaimedBy(String),
+}
+
+/// Why a replica cannot hold an object under the key a name gives it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyProblem {
+    /// The key is longer than the store takes.
+    #[error(
+        "its key in the bucket would be {length} bytes long, and the store takes keys of at most {limit} bytes"
+    )]
+    TooLong {
+        /// The key's length in bytes (the replica's prefix included).
+        length: usize,
+        /// The store's limit.
+        limit: usize,
+    },
+    /// The name holds a character the keys of an OCFL root in a bucket cannot hold: they are
+    /// stored as they are (as other OCFL readers expect), and the S3 client refuses it.
+    #[error(
+        "it holds the control character U+{:04X}, which the keys of an OCFL storage root in a bucket cannot hold",
+        u32::from(*.0)
+    )]
+    Control(char),
+    /// Any other key the client refuses (an empty, `.` or `..` segment).
+    #[error("the S3 client refuses its key: {0}")]
+    Refused(String),
 }
 
 /// Why an identifier has no package directory.

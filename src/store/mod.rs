@@ -46,8 +46,8 @@ use crate::mets::listing::{Nested, read_listing, read_root};
 use crate::mets::reader::MetsReader;
 use config::{ReplicaConfig, ReplicaKind, StoreConfig, package_dir};
 pub use error::{
-    ClaimConflict, ConfigProblem, CopyFailure, IdentifierProblem, ManifestError, ManifestFault,
-    MetsProblem, Overlap, PackageProblem, Rejections, StoreError, StoreRefusal,
+    ClaimConflict, ConfigProblem, CopyFailure, IdentifierProblem, KeyProblem, ManifestError,
+    ManifestFault, MetsProblem, Overlap, PackageProblem, Rejections, StoreError, StoreRefusal,
 };
 pub use fixity::{
     CheckRun, CheckSchedule, CheckedRun, Detection, SampleOdds, SampleSize, SampleSizeError,
@@ -480,26 +480,15 @@ impl Store {
             return Err(StoreRefusal::Required { identifier: identifier.into(), dependents }.into());
         }
         let dir = checked_package_dir(identifier)?;
+        let complete = files.iter().any(|f| f.path == MANIFEST);
         let mut reports = Vec::new();
         for r in &self.replicas {
             let mut rep = ReplicaRemoval { replica: r.name().into(), ..Default::default() };
-            let outcome = (|| -> Result<(), StoreError> {
-                // Everything in the package's directory is the package's (it holds the claim).
-                let mut keys: Vec<String> = r.list(&dir)?.into_iter().map(|o| o.key).collect();
-                let manifest = format!("{dir}/{MANIFEST}");
-                keys.sort_by_key(|k| (*k != manifest, k.clone()));
-                for k in keys {
-                    if !dry_run {
-                        r.delete(&k)?;
-                    }
-                    rep.deleted.push(k);
-                }
-                if !dry_run && files.iter().any(|f| f.path == MANIFEST) {
-                    r.unclaim(&dir)?;
-                    r.remove_empty_dirs(&dir)?;
-                }
-                Ok(())
-            })();
+            let outcome = if dry_run {
+                package_keys(r.as_ref(), &dir).map(|keys| rep.deleted = keys)
+            } else {
+                remove_package_keys(r.as_ref(), &dir, complete, &mut rep.deleted)
+            };
             if let Err(e) = outcome {
                 rep.error = Some(e.to_string());
             }
@@ -550,6 +539,44 @@ impl Store {
     pub fn accepted_at(&self, identifier: &str) -> Result<Option<String>, StoreError> {
         self.state().accepted_at(identifier)
     }
+}
+
+/// Every key in package directory `dir` of `r`, in the order `remove` deletes them: the
+/// manifest first, then by key.
+fn package_keys(r: &dyn Replica, dir: &str) -> Result<Vec<String>, StoreError> {
+    let mut keys: Vec<String> = r.list(dir)?.into_iter().map(|o| o.key).collect();
+    let manifest = format!("{dir}/{MANIFEST}");
+    keys.sort_by_key(|k| (*k != manifest, k.clone()));
+    Ok(keys)
+}
+
+/// Deletes everything in package directory `dir` of `r` (all of it is the package's: it
+/// holds the claim), the manifest first, each key added to `deleted` once gone; with
+/// `complete` (the package has a manifest), the claim and empty folders last. The listing is
+/// asked again afterwards: a delete that did not reach its object (a key that does not
+/// address what the listing showed) must not pass for one done, and the package is then
+/// kept in the state database.
+fn remove_package_keys(
+    r: &dyn Replica,
+    dir: &str,
+    complete: bool,
+    deleted: &mut Vec<String>,
+) -> Result<(), StoreError> {
+    for k in package_keys(r, dir)? {
+        r.delete(&k)?;
+        deleted.push(k);
+    }
+    ocfl::bucket::await_unlisted(r, dir, deleted)?;
+    let left: Vec<String> = r.list(dir)?.into_iter().map(|o| o.key).collect();
+    if !left.is_empty() {
+        deleted.retain(|k| !left.contains(k));
+        return Err(StoreError::StillListed { replica: r.name().into(), keys: left });
+    }
+    if complete {
+        r.unclaim(dir)?;
+        r.remove_empty_dirs(dir)?;
+    }
+    Ok(())
 }
 
 /// The name a recorded file of package `identifier` gets below `to`, refused when it would
@@ -676,9 +703,24 @@ fn open_replica(r: &ReplicaConfig) -> Result<Box<dyn Replica>, StoreError> {
         }
         ReplicaKind::Fs { root, .. } => Ok(Box::new(FsReplica::new(&r.name, root))),
         #[cfg(feature = "s3")]
-        ReplicaKind::S3 { endpoints, bucket, region, access_key_env, secret_key_env, prefix } => {
-            let bucket =
-                s3::Bucket { endpoints, bucket, region, access_key_env, secret_key_env, prefix };
+        ReplicaKind::S3 {
+            endpoints,
+            bucket,
+            region,
+            access_key_env,
+            secret_key_env,
+            prefix,
+            max_key_bytes,
+        } => {
+            let bucket = s3::Bucket {
+                endpoints,
+                bucket,
+                region,
+                access_key_env,
+                secret_key_env,
+                prefix,
+                max_key_bytes: *max_key_bytes,
+            };
             let replica = s3::S3Replica::new(&r.name, &bucket)?;
             if r.layout() == config::ReplicaLayout::Ocfl {
                 return Ok(Box::new(replica.ocfl()));

@@ -170,6 +170,12 @@ pub(crate) trait Replica: Send + Sync {
     fn remove_empty_dirs(&self, _dir: &str) -> Result<(), StoreError> {
         Ok(())
     }
+    /// Why this replica cannot hold an object at `key` (longer than its store takes keys, a
+    /// character its keys cannot hold), looked at before anything is written; `None` when it
+    /// can (a file system's limits are met as the file is made).
+    fn key_problem(&self, _key: &str) -> Option<super::KeyProblem> {
+        None
+    }
     /// Whether an OCFL object appears here whole, by one rename of its staged tree (a file
     /// system), rather than key by key with its root inventory last (an object store).
     fn moves_whole_objects(&self) -> bool {

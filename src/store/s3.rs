@@ -25,7 +25,7 @@ use object_store::{
 use super::replica::{
     CLAIM, Level, ListedObject, Replica, Source, StoredObject, claim_digest, unique_suffix,
 };
-use super::{CopyFailure, StoreError};
+use super::{CopyFailure, KeyProblem, StoreError};
 use crate::formats::digest::{Sha512, hex};
 
 /// Files up to this size go in one PUT; larger ones in parts of this size (each part is held in
@@ -42,6 +42,10 @@ const SHA512_META: &str = "sha512";
 const CLAIM_SETTLE: Duration = Duration::from_millis(1000);
 /// Longest claim object read.
 const CLAIM_LIMIT: usize = 1024;
+
+/// Why a listed key of the webaip layout that is not in object_store's encoding (another
+/// program wrote it) cannot be a copy.
+const FOREIGN_KEY: &str = "its key is not one webaip stores a name under (another program wrote it): webaip cannot read or delete it";
 
 /// One runtime for every S3 replica: requests are driven from the caller's thread. Building it
 /// fails only when the system refuses threads; that is an error of the store, not a panic.
@@ -70,6 +74,8 @@ pub(crate) struct Bucket<'a> {
     pub(crate) secret_key_env: &'a str,
     /// Key prefix inside the bucket.
     pub(crate) prefix: &'a str,
+    /// The longest key the store takes, in bytes.
+    pub(crate) max_key_bytes: usize,
 }
 
 /// A replica in a bucket.
@@ -81,6 +87,8 @@ pub(crate) struct S3Replica {
     stores: Vec<(String, Arc<AmazonS3>)>,
     /// Keys are taken as they are, not encoded (an OCFL root).
     raw_keys: bool,
+    /// The longest key the store takes, in bytes.
+    max_key: usize,
 }
 
 impl S3Replica {
@@ -123,7 +131,7 @@ impl S3Replica {
     /// A replica on `bucket`, reached through its endpoints, with credentials from the
     /// environment variables it names.
     pub(crate) fn new(name: &str, b: &Bucket<'_>) -> Result<Self, StoreError> {
-        let Bucket { endpoints, bucket, region, access_key_env, secret_key_env, prefix } = *b;
+        let Bucket { endpoints, bucket, region, access_key_env, secret_key_env, prefix, .. } = *b;
         let var = |v: &str| {
             std::env::var(v).map_err(|source| StoreError::MissingCredential {
                 replica: name.into(),
@@ -166,7 +174,8 @@ impl S3Replica {
             stores.push((endpoint.clone(), Arc::new(s3)));
         }
         let (name, bucket, prefix) = (name.into(), bucket.into(), prefix.into());
-        Ok(S3Replica { name, bucket, prefix, stores, raw_keys: false })
+        let max_key = b.max_key_bytes;
+        Ok(S3Replica { name, bucket, prefix, stores, raw_keys: false, max_key })
     }
 
     /// The object path of `key`. An OCFL root's keys are taken as they are (OCFL's paths are
@@ -184,6 +193,25 @@ impl S3Replica {
             return Ok(ObjectPath::from(full));
         }
         ObjectPath::parse(full).map_err(|e| self.err(key, object_store::Error::from(e).into()))
+    }
+
+    /// The key `stored` (a listed location, the prefix taken off) stands for: the inverse of
+    /// `path`, so listed keys compare with names and go back to `delete` or `read` as they
+    /// are. A webaip-layout key is decoded; `None` for one `path` would not store so.
+    fn logical(&self, stored: &str) -> Option<String> {
+        if self.raw_keys || !in_partition(stored) {
+            return Some(stored.to_string());
+        }
+        decoded(stored)
+    }
+
+    /// A listed object from its stored key (see `logical`); one webaip cannot address is
+    /// listed as it is stored, with why it cannot be a copy.
+    fn listed(&self, stored: String, size: u64) -> ListedObject {
+        match self.logical(&stored) {
+            Some(key) => ListedObject { key, size, problem: None },
+            None => ListedObject { key: stored, size, problem: Some(FOREIGN_KEY.into()) },
+        }
     }
 
     /// A replica whose keys are an OCFL root's, taken as they are (see `path`).
@@ -287,6 +315,29 @@ impl S3Replica {
             Some(found) => Err(self.err(key, wrong(found))),
         }
     }
+}
+
+/// The name a stored key of the webaip layout was written from: `path` percent-encodes each
+/// segment (object_store's `PathPart`: `%`, `#`, `~`, brackets, braces, `^`, `|`, `<`, `>`,
+/// `"`, `\\`, backquote, `*`, `?`, control characters and every non-ASCII byte), so a listing
+/// gives `page %232.warc.gz` for `page #2.warc.gz`. `None` when decoding and encoding again
+/// does not give `stored` back: no name of webaip's is stored so (another program wrote it).
+fn decoded(stored: &str) -> Option<String> {
+    let bytes = stored.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = stored.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    let name = String::from_utf8(out).ok()?;
+    (ObjectPath::from(name.as_str()).as_ref() == stored).then_some(name)
 }
 
 /// Whether `key` is below a two-character partition (the webaip layout's keys all are; an
@@ -423,19 +474,21 @@ impl Replica for S3Replica {
         let path = self.path(prefix)?;
         let skip = self.prefix.len();
         let claim = format!("{prefix}/{CLAIM}");
-        let mut out = self.each(prefix, |store| {
+        let listed = self.each(prefix, |store| {
             let path = path.clone();
             async move {
                 let mut out = Vec::new();
                 let mut s = store.list(Some(&path));
                 while let Some(m) = s.next().await {
                     let m = m?;
-                    let key = m.location.as_ref().get(skip..).unwrap_or_default().to_string();
-                    out.push(ListedObject { key, size: m.size, problem: None });
+                    let stored = m.location.as_ref().get(skip..).unwrap_or_default().to_string();
+                    out.push((stored, m.size));
                 }
                 Ok(out)
             }
         })?;
+        let mut out: Vec<ListedObject> =
+            listed.into_iter().map(|(stored, size)| self.listed(stored, size)).collect();
         out.retain(|o| o.key != claim);
         out.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(out)
@@ -496,6 +549,17 @@ impl Replica for S3Replica {
             .map(|b| claim_digest(&b).unwrap_or_else(|| "an unreadable claim".into())))
     }
 
+    fn key_problem(&self, key: &str) -> Option<KeyProblem> {
+        let Ok(path) = self.path(key) else {
+            return Some(match key.chars().find(char::is_ascii_control) {
+                Some(c) => KeyProblem::Control(c),
+                None => KeyProblem::Refused(format!("{}{key}", self.prefix)),
+            });
+        };
+        let (length, limit) = (path.as_ref().len(), self.max_key);
+        (length > limit).then_some(KeyProblem::TooLong { length, limit })
+    }
+
     fn delete(&self, key: &str) -> Result<(), StoreError> {
         let path = self.path(key)?;
         self.each(key, |store| {
@@ -523,7 +587,12 @@ impl Replica for S3Replica {
         let path = (!format!("{}{prefix}", self.prefix).is_empty()).then(|| self.path(prefix));
         let path = path.transpose()?;
         let skip = self.prefix.len();
-        let key = |p: &ObjectPath| p.as_ref().get(skip..).unwrap_or_default().to_string();
+        // Keys as `list` gives them (a webaip-layout key decoded; one it could not have
+        // written as it is stored).
+        let key = |p: &ObjectPath| {
+            let stored = p.as_ref().get(skip..).unwrap_or_default();
+            self.logical(stored).unwrap_or_else(|| stored.to_string())
+        };
         self.each(prefix, |store| {
             let path = path.clone();
             async move {
@@ -565,5 +634,49 @@ impl S3Replica {
             Ok(())
         })?;
         Ok(Some(bytes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every name webaip stores in the webaip layout comes back from its stored key, whatever
+    /// object_store encoded on the way in.
+    #[test]
+    fn stored_keys_decode_to_the_names_they_were_stored_from() {
+        let names = [
+            "ab/pkg/content/page #2.warc.gz",
+            "ab/pkg/logs/a%b ~{c}^|<>\"\\`*?[x].log",
+            "ab/pkg/é/ü 漢.log",
+            "ab/pkg/line\nbreak\r\u{1}\u{7f}.log",
+            "ab/pkg/plain-name_1.txt",
+            "ab/pkg/%2523",
+        ];
+        for name in names {
+            let stored = ObjectPath::from(name).as_ref().to_string();
+            assert_eq!(decoded(&stored).as_deref(), Some(name), "{stored}");
+        }
+        assert_eq!(
+            ObjectPath::from("ab/pkg/page #2.warc.gz").as_ref(),
+            "ab/pkg/page %232.warc.gz",
+            "the encoding this undoes"
+        );
+    }
+
+    /// A stored key object_store would not have written from any name is no name's.
+    #[test]
+    fn keys_not_in_the_encoding_are_no_names() {
+        for stored in [
+            "ab/pkg/a#b",
+            "ab/pkg/a%2Fb",
+            "ab/pkg/%zz",
+            "ab/pkg/%+1",
+            "ab/pkg/%C3",
+            "ab/pkg/%",
+            "ab/pkg/a%2eb",
+        ] {
+            assert_eq!(decoded(stored), None, "{stored}");
+        }
     }
 }

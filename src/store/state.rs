@@ -351,6 +351,24 @@ impl StateDb {
             .map_err(db)
     }
 
+    /// Drops the record that webaip committed object `identifier` on `replica` (the one
+    /// lowering of that record): `store migrate` moving a damaged object it committed out of
+    /// a bucket, once every file of it is downloaded, so that a run killed among the deletes
+    /// leaves an uncommitted first version the next run clears as its own.
+    pub(crate) fn forget_ocfl_head(
+        &mut self,
+        identifier: &str,
+        replica: &str,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "DELETE FROM ocfl_head WHERE identifier = ?1 AND replica = ?2",
+                params![identifier, replica],
+            )
+            .map(|_| ())
+            .map_err(db)
+    }
+
     /// Records that webaip built head inventory `inventory_sha512` (version `head`) of object
     /// `identifier`; called before the inventory is committed on any replica.
     pub(crate) fn record_ocfl_inventory(

@@ -3,9 +3,15 @@
 //! storage roots. The migration is killed after the copies, after a version inventory, after
 //! a root inventory and after a delete, and each rerun goes on; a damaged old key refuses its
 //! package only (nothing of it moved or deleted); a store whose server-side copies are refused
-//! copies through the machine. At the end every root is validated by
+//! copies through the machine; a damaged object a killed run committed, moved out to the
+//! quarantine, is killed among its deletes and the next run finishes. At the end every root is validated by
 //! ocfl-py (the bucket's downloaded) and read by rocfl, `store check --deep` is clean, every
 //! package comes back byte for byte and no old key is left.
+//!
+//! Key names: package files whose names object_store percent-encodes in the webaip layout
+//! (`#`, `%`, `~`, brackets, non-ASCII...) are checked clean, removed to the last key and
+//! moved; a package whose object keys would be longer than the bucket takes (Garage's LMDB
+//! limit, 479 bytes) is refused by migrate and by an OCFL put, with nothing written.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
@@ -16,7 +22,7 @@ use super::ocfl_bucket::Bucket;
 use super::ocfl_migrate::samples;
 use super::ocfl_rocfl::{listed, rocfl, text};
 use super::{garage, objid, store};
-use crate::util::{stored_dir, webaip_command};
+use crate::util::{Package, package, repo, stored_dir, webaip_command};
 
 /// A store in the webaip layout: bucket replica `garage` (first) under `prefix`, and with
 /// `disk`, a folder replica `disk`.
@@ -50,6 +56,19 @@ fn migrate_failing_at(g: &HashMap<String, String>, cfg: &Path, fail_at: &str) ->
         .output()
         .unwrap();
     o.status.code()
+}
+
+/// What `list` gives once `settled` holds of it (deletes reached every node), or after five
+/// seconds what it gives then.
+fn listed_once_settled<T>(list: impl Fn() -> T, settled: impl Fn(&T) -> bool) -> T {
+    for _ in 0..50 {
+        let l = list();
+        if settled(&l) {
+            return l;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    list()
 }
 
 /// The bucket's keys of the webaip layout (below a two-character partition).
@@ -135,7 +154,8 @@ fn bucket_replicas_move_to_ocfl_through_kills_and_a_damaged_old_key() {
     assert_eq!(old_keys(&b), keys, "no old key deleted");
     // Killed after the first old key of a package is deleted (its manifest).
     assert_eq!(migrate_failing_at(&g, &cfg, "migrate-after-delete"), None);
-    let left = old_keys(&b);
+    // A node the delete has not reached yet may list the key for a moment.
+    let left = listed_once_settled(|| old_keys(&b), |l| l.len() + 1 == keys.len());
     assert_eq!(left.len() + 1, keys.len(), "one old key deleted");
     assert!(keys.iter().any(|k| !left.contains(k) && k.ends_with("/manifest-sha512.txt")));
     // Meanwhile every package is served, and the configuration still says webaip.
@@ -176,6 +196,61 @@ fn bucket_replicas_move_to_ocfl_through_kills_and_a_damaged_old_key() {
 
     bucket_only_store(&g, tmp.path());
     damaged_object_beside_deleted_old_keys(&g, tmp.path());
+    set_aside_killed_among_its_deletes(&g, tmp.path());
+}
+
+/// A bucket-only store killed after its commit, the committed object then damaged: the rerun
+/// moves it out of the bucket (every file downloaded to the quarantine first) and is killed
+/// among the deletes, leaving an object without root inventory. The quarantine is whole
+/// (the damaged bytes, the root inventory) and the next run clears the leftover as its own
+/// and moves the package.
+fn set_aside_killed_among_its_deletes(g: &HashMap<String, String>, tmp: &Path) {
+    let dir = tmp.join("aside");
+    fs::create_dir_all(&dir).unwrap();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let prefix = format!("migrate-aside-{}/", nanos.as_nanos());
+    let b = Bucket::new(g, &prefix);
+    let cfg = webaip_config(&dir, g, &prefix, false);
+    let pkgs = samples(&dir, &["nedlib"]);
+    let (code, r) = store(g, &cfg, &["put", pkgs[0].to_str().unwrap()]);
+    assert_eq!(code, 0, "{r:#}");
+    let keys = old_keys(&b);
+    assert_eq!(migrate_failing_at(g, &cfg, "migrate-after-commit"), None);
+    assert_eq!((root_inventories(&b), old_keys(&b)), (1, keys.clone()));
+    let content: Vec<String> =
+        b.list().into_keys().filter(|k| k.contains("/v1/content/")).collect();
+    let key = content.iter().find(|k| k.ends_with("/METS.xml")).unwrap().clone();
+    let mut bytes = b.get(&key);
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x55;
+    b.put(&key, &bytes);
+    let in_object = |k: &String| k.split('/').next().unwrap().len() == 3;
+    let object: Vec<String> = b.list().into_keys().filter(in_object).collect();
+
+    assert_eq!(migrate_failing_at(g, &cfg, "bucket-mid-quarantine"), None);
+    assert_eq!(root_inventories(&b), 0, "the root inventory is gone first");
+    // A node the deletes have not reached yet may list a key for a moment.
+    let listed = || b.list().into_keys().filter(in_object).count();
+    let left = listed_once_settled(listed, |n| n + 3 == object.len());
+    assert_eq!(left + 3, object.len(), "three files deleted");
+    // The quarantine holds the whole object, under its final name.
+    let quarantine = dir.join("state.sqlite.webaip-work/quarantine");
+    let kept: Vec<PathBuf> =
+        fs::read_dir(&quarantine).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(!kept[0].file_name().unwrap().to_str().unwrap().starts_with('.'), "{kept:?}");
+    for k in &object {
+        assert!(kept[0].join(k).is_file(), "{k} in the quarantine");
+    }
+    assert_eq!(fs::read(kept[0].join(&key)).unwrap(), bytes, "the damaged bytes kept");
+
+    let (code, r) = store(g, &cfg, &["migrate"]);
+    assert_eq!((code, r["switched"].as_bool()), (0, Some(true)), "{r:#}");
+    assert_eq!(old_keys(&b), Vec::<String>::new());
+    assert_valid_roots(&b, &dir, &[], &pkgs);
+    let (code, c) = store(g, &cfg, &["check", "--deep"]);
+    assert_eq!((code, &c["clean"]), (0, &serde_json::json!(true)), "{c:#}");
+    assert_gets_back(g, &cfg, &pkgs, "set aside");
 }
 
 /// A bucket-only store killed after the first old key of a package was deleted, its
@@ -261,4 +336,154 @@ fn bucket_only_store(g: &HashMap<String, String>, tmp: &Path) {
     let (code, c) = store(g, &cfg, &["check", "--deep"]);
     assert_eq!((code, &c["clean"]), (0, &serde_json::json!(true)), "{c:#}");
     assert_gets_back(g, &cfg, &pkgs, "alone");
+}
+
+/// The longest key Garage's default metadata engine (LMDB) takes, in bytes: a longer one is
+/// refused by every node (HTTP 503, `MDB_BAD_VALSIZE`).
+const GARAGE_MAX_KEY: usize = 479;
+
+/// The Heritrix job sample with its log `from` renamed `to`, packaged into `dir/pkg-{tag}`.
+fn renamed_log_package(dir: &Path, tag: &str, from: &str, to: &str) -> PathBuf {
+    let job = dir.join(format!("job-{tag}"));
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(repo().join("samples/heritrix-job"))
+        .arg(&job)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    fs::rename(job.join("logs").join(from), job.join("logs").join(to)).unwrap();
+    let out = dir.join(format!("pkg-{tag}"));
+    let args = Package::new().quiet().args(&["--deterministic"]);
+    package(args, &out, &[&job]).succeeded();
+    assert!(out.join("logs").join(to).is_file(), "{}", out.display());
+    out
+}
+
+/// `config` with `max_key_bytes = max` on its bucket replica (under `prefix`).
+fn with_max_key(config: &Path, prefix: &str, max: usize) {
+    let line = format!("prefix = \"{prefix}\"\n");
+    let text = fs::read_to_string(config).unwrap();
+    assert!(text.contains(&line));
+    fs::write(config, text.replace(&line, &format!("{line}max_key_bytes = {max}\n"))).unwrap();
+}
+
+#[test]
+fn bucket_key_names_percent_encoded_or_too_long() {
+    let _cluster = crate::util::garage_in_use();
+    let g = garage();
+    let tmp = tempfile::tempdir().unwrap();
+    percent_encoded_names(&g, tmp.path());
+    keys_longer_than_the_bucket_takes(&g, tmp.path());
+}
+
+/// Names object_store percent-encodes in the webaip layout's keys: `check --deep` finds every
+/// copy (none missing, none extra), `remove` leaves no key of the package in the bucket, and
+/// `migrate` moves the package (its listing compared with its records name for name).
+fn percent_encoded_names(g: &HashMap<String, String>, tmp: &Path) {
+    let dir = tmp.join("names");
+    fs::create_dir_all(&dir).unwrap();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let prefix = format!("migrate-names-{}/", nanos.as_nanos());
+    let b = Bucket::new(g, &prefix);
+    let cfg = webaip_config(&dir, g, &prefix, true);
+    let kept = renamed_log_package(&dir, "kept", "crawl.log", "crawl #2 [x] ~é%41.log");
+    let gone = renamed_log_package(&dir, "gone", "uri-errors.log", "uri errors {1} ^|`.log");
+    for p in [&kept, &gone] {
+        let (code, r) = store(g, &cfg, &["put", p.to_str().unwrap()]);
+        assert_eq!((code, &r["packages"][0]["accepted"]), (0, &serde_json::json!(true)), "{r:#}");
+    }
+    let stored = "/logs/crawl %232 %5Bx%5D %7E%C3%A9%2541.log";
+    assert!(old_keys(&b).iter().any(|k| k.ends_with(stored)), "{:#?}", old_keys(&b));
+    let (code, c) = store(g, &cfg, &["check", "--deep"]);
+    assert_eq!((code, &c["clean"]), (0, &serde_json::json!(true)), "{c:#}");
+    // The state database rebuilt from the replicas: the listed names are the manifests'.
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = fs::remove_file(dir.join(format!("state.sqlite{suffix}")));
+    }
+    let (code, r) = store(g, &cfg, &["rebuild-state"]);
+    assert_eq!((code, r["packages"].as_array().map(Vec::len)), (0, Some(2)), "{r:#}");
+    let (code, c) = store(g, &cfg, &["check", "--deep"]);
+    assert_eq!((code, &c["clean"]), (0, &serde_json::json!(true)), "rebuilt: {c:#}");
+
+    let gone_dir = stored_dir(&objid(&gone));
+    assert!(old_keys(&b).iter().any(|k| k.starts_with(&gone_dir) && k.contains("%7B1%7D")));
+    let (code, r) = store(g, &cfg, &["remove", "--yes", &objid(&gone)]);
+    assert_eq!((code, &r["removed"]), (0, &serde_json::json!(true)), "{r:#}");
+    let left: Vec<String> = b.list().into_keys().filter(|k| k.starts_with(&gone_dir)).collect();
+    assert_eq!(left, Vec::<String>::new(), "every key of the removed package deleted: {r:#}");
+
+    let (code, r) = store(g, &cfg, &["migrate"]);
+    assert_eq!((code, r["switched"].as_bool()), (0, Some(true)), "{r:#}");
+    assert_eq!(r["objects_migrated"], 1, "{r:#}");
+    assert_eq!(old_keys(&b), Vec::<String>::new());
+    assert!(b.list().keys().any(|k| k.ends_with("/v1/content/logs/crawl #2 [x] ~é%41.log")));
+    assert_valid_roots(&b, &dir, &[dir.join("disk")], std::slice::from_ref(&kept));
+    let (code, c) = store(g, &cfg, &["check", "--deep"]);
+    assert_eq!((code, &c["clean"]), (0, &serde_json::json!(true)), "{c:#}");
+    assert_gets_back(g, &cfg, &[kept], "names");
+}
+
+/// A bucket prefix as long as leaves the package's longest webaip-layout key exactly at
+/// Garage's limit: the put is accepted, and the object's keys (`<tuples>/<id>/v1/content/`
+/// instead of `<partition>/<directory>/`) would not fit. `migrate` refuses the package, again
+/// on a rerun, naming the file, the key's length and the limit, with nothing copied; an OCFL
+/// put to a bucket with the same prefix is refused the same way, with nothing written.
+fn keys_longer_than_the_bucket_takes(g: &HashMap<String, String>, tmp: &Path) {
+    let dir = tmp.join("long");
+    fs::create_dir_all(&dir).unwrap();
+    let pkgs = samples(&dir, &["nedlib"]);
+    let id = objid(&pkgs[0]);
+    let longest = files_of(&pkgs[0]).keys().map(|f| stored_dir(&id).len() + 1 + f.len()).max();
+    let prefix = |tag: &str| {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+        let head = format!("long-{tag}-{}-", nanos.as_nanos());
+        let pad = GARAGE_MAX_KEY - longest.unwrap() - head.len() - 1;
+        format!("{head}{}/", "x".repeat(pad))
+    };
+    let webaip_prefix = prefix("webaip");
+    let b = Bucket::new(g, &webaip_prefix);
+    let cfg = webaip_config(&dir, g, &webaip_prefix, false);
+    with_max_key(&cfg, &webaip_prefix, GARAGE_MAX_KEY);
+    let (code, r) = store(g, &cfg, &["put", pkgs[0].to_str().unwrap()]);
+    assert_eq!((code, &r["packages"][0]["accepted"]), (0, &serde_json::json!(true)), "{r:#}");
+    let keys = old_keys(&b);
+    let at_limit = keys.iter().map(|k| webaip_prefix.len() + k.len()).max();
+    assert_eq!(at_limit, Some(GARAGE_MAX_KEY), "the longest old key is at the limit");
+    for run in ["first", "again"] {
+        let (code, r) = store(g, &cfg, &["migrate"]);
+        assert_eq!((code, r["objects_migrated"].as_u64()), (1, Some(0)), "{run}: {r:#}");
+        let reason = r["refused"][0]["reason"].as_str().unwrap();
+        let named = files_of(&pkgs[0]).into_keys().any(|f| reason.contains(&format!(" {f} ")));
+        assert!(named && reason.contains("garage"), "{run}: {reason}");
+        assert!(reason.contains(&format!("at most {GARAGE_MAX_KEY} bytes")), "{run}: {reason}");
+        assert_eq!(old_keys(&b), keys, "{run}: every old key kept");
+        assert!(b.list().keys().all(|k| !k.contains("ocfl_object")), "{run}: no object begun");
+    }
+    ocfl_put_too_long(g, &dir, &prefix("ocfl"), &pkgs[0]);
+}
+
+/// An OCFL put to a bucket under `prefix` (where the package's object keys are longer than
+/// Garage takes) is refused, naming the file and the limit, with nothing of the object
+/// written.
+fn ocfl_put_too_long(g: &HashMap<String, String>, tmp: &Path, prefix: &str, pkg: &Path) {
+    let dir = tmp.join("ocfl-put");
+    fs::create_dir_all(&dir).unwrap();
+    let b = Bucket::new(g, prefix);
+    let cfg = webaip_config(&dir, g, prefix, false);
+    let text =
+        fs::read_to_string(&cfg).unwrap().replace("layout = \"webaip\"", "layout = \"ocfl\"");
+    fs::write(&cfg, text).unwrap();
+    with_max_key(&cfg, prefix, GARAGE_MAX_KEY);
+    let o = webaip_command()
+        .args(["store", "--config", cfg.to_str().unwrap(), "put"])
+        .arg(pkg)
+        .envs(g.iter().filter(|(k, _)| k.starts_with("AWS_")))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{said}");
+    assert!(said.contains(&format!("at most {GARAGE_MAX_KEY} bytes")), "{said}");
+    assert!(said.contains("replica garage: ") && said.contains("not stored"), "{said}");
+    assert!(b.list().keys().all(|k| !k.contains("ocfl_object")), "{:#?}", b.list());
 }

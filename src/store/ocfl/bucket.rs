@@ -373,18 +373,40 @@ impl BucketRoot {
     }
 
     /// Moves `rels` (files of object `obj` no inventory accounts for) to a new quarantine
-    /// directory of the local work directory: each downloaded there, then deleted from the
-    /// bucket. Returns the directory.
+    /// directory of the local work directory: every one downloaded there first
+    /// ([`BucketRoot::fetch_to_quarantine`]), then each deleted from the bucket. Returns the
+    /// directory.
     pub(crate) fn quarantine(
         &self,
         r: &dyn Replica,
         obj: &str,
         rels: &[&str],
     ) -> Result<PathBuf, StoreError> {
+        let dir = self.fetch_to_quarantine(r, obj, rels)?;
+        let keys: Vec<String> = rels.iter().map(|rel| format!("{obj}/{rel}")).collect();
+        self.delete_quarantined(r, obj, &keys)?;
+        Ok(dir)
+    }
+
+    /// Downloads `rels` (files of object `obj`) into a new quarantine directory of the local
+    /// work directory, each synced; nothing in the bucket changes. The directory is made under
+    /// a name marking it incomplete and renamed once every file is in it, so a killed run
+    /// leaves nothing that looks like a whole quarantine. Returns the directory (which holds
+    /// `obj/...`).
+    pub(crate) fn fetch_to_quarantine(
+        &self,
+        r: &dyn Replica,
+        obj: &str,
+        rels: &[&str],
+    ) -> Result<PathBuf, StoreError> {
         let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.fZ");
-        let name = format!("quarantine/{stamp}-{}", std::process::id());
+        let name = format!("{stamp}-{}", std::process::id());
         std::fs::create_dir_all(&self.work).map_err(|e| self.err("", e))?;
-        let dir = crate::layout::create_dirs_in(&self.work, &name).map_err(|e| self.err("", e))?;
+        // Made confined: a `quarantine` that is a link is refused.
+        let partial = format!("quarantine/.{name}.incomplete");
+        let dir =
+            crate::layout::create_dirs_in(&self.work, &partial).map_err(|e| self.err("", e))?;
+        let quarantine = dir.parent().unwrap_or(&self.work).to_path_buf();
         for rel in rels {
             let key = format!("{obj}/{rel}");
             let (parent, _) = key.rsplit_once('/').unwrap_or(("", key.as_str()));
@@ -392,12 +414,30 @@ impl BucketRoot {
             let mut f = crate::layout::create_in(&dir, &key).map_err(|e| self.err(&key, e))?;
             r.read(&key, &mut |c| std::io::Write::write_all(&mut f, c))?;
             f.sync_all().map_err(|e| self.err(&key, e))?;
-            crate::hooks::write_point();
-            r.delete(&key)?;
         }
-        let keys: Vec<String> = rels.iter().map(|rel| format!("{obj}/{rel}")).collect();
-        await_unlisted(r, obj, &keys)?;
-        Ok(dir)
+        let done = quarantine.join(&name);
+        std::fs::rename(&dir, &done).map_err(|e| self.err("", e))?;
+        let parent = std::fs::File::open(&quarantine);
+        parent.and_then(|d| d.sync_all()).map_err(|e| self.err("", e))?;
+        Ok(done)
+    }
+
+    /// Deletes `keys` of object `obj` (each downloaded to the quarantine already), in the
+    /// order given, then waits until a listing no longer shows them.
+    pub(crate) fn delete_quarantined(
+        &self,
+        r: &dyn Replica,
+        obj: &str,
+        keys: &[String],
+    ) -> Result<(), StoreError> {
+        for (i, key) in keys.iter().enumerate() {
+            crate::hooks::write_point();
+            r.delete(key)?;
+            if i == 2 && crate::hooks::fail_at("bucket-mid-quarantine") {
+                std::process::abort(); // a test of what a kill leaves
+            }
+        }
+        await_unlisted(r, obj, keys)
     }
 
     /// Rebuilds `obj` in place from `source`'s copy of `head`: every file the head accounts

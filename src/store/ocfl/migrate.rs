@@ -39,6 +39,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
@@ -53,6 +54,7 @@ use super::root::OcflRoot;
 use crate::layout::{self as confined, MANIFEST};
 use crate::store::config::StoreConfig;
 use crate::store::replica::{FsReplica, HashingFile, Replica, Source};
+use crate::store::schedule;
 use crate::store::state::FileRecord;
 use crate::store::state::lock::{self, Held, Hold, StateLock};
 use crate::store::{
@@ -164,6 +166,22 @@ pub(crate) enum MigrateFault {
         /// What it is.
         why: String,
     },
+    /// A bucket cannot hold a file of the package under the key its object gives it (longer
+    /// than the store's keys, a character OCFL keys in a bucket cannot hold): looked at before
+    /// anything of the package is written, so it is refused, not failed half-way each run.
+    #[error(
+        "replica {replica}: {file} cannot move into the OCFL object: {problem} (key {key}); nothing of the package is moved or deleted, and it stays in the webaip layout"
+    )]
+    KeyUnfit {
+        /// The replica.
+        replica: String,
+        /// The package file.
+        file: String,
+        /// The key it would have.
+        key: String,
+        /// Why the key does not fit.
+        problem: crate::store::KeyProblem,
+    },
     /// A recorded name that is no name inside a package.
     #[error("the state database records file {0:?}, which is no name inside a package")]
     UnsafeName(String),
@@ -176,6 +194,50 @@ pub(crate) enum MigrateFault {
         replica: String,
         /// The object's directory.
         object: String,
+    },
+    /// A server-side copy came back with other bytes than the old key's, which are the
+    /// recorded ones: the store's copy went wrong, not the package.
+    #[error(
+        "replica {replica}: {key}, the bucket's server-side copy of {file}, has SHA-512 {found}, though the old key holds the recorded bytes ({recorded}): the copy went wrong, not the package; nothing of it is moved or deleted (migrate again)"
+    )]
+    CopyDiffers {
+        /// The replica.
+        replica: String,
+        /// The package file.
+        file: String,
+        /// The copy's key.
+        key: String,
+        /// What the copy hashes to.
+        found: String,
+        /// What the state database records (and the old key holds).
+        recorded: String,
+    },
+    /// A file to copy through this machine is larger than the work directory's free space.
+    #[error(
+        "replica {replica}: {file} ({size} bytes) must be copied through this machine (the bucket refused a server-side copy), but {work} has {free} bytes free: nothing of the package is moved; free space there, then migrate again"
+    )]
+    NoRoom {
+        /// The replica.
+        replica: String,
+        /// The package file.
+        file: String,
+        /// Its size.
+        size: u64,
+        /// The work directory.
+        work: String,
+        /// Its free bytes.
+        free: u64,
+    },
+    /// Not copied: another file of the package failed first (that failure is the reason).
+    #[error("not copied: another file of the package failed first")]
+    Stopped,
+    /// A failure after a damaged object was moved aside: where it is kept.
+    #[error("{fault}; before that: {kept}")]
+    AfterSetAside {
+        /// The failure.
+        fault: Box<MigrateFault>,
+        /// What was moved aside, and where it is kept.
+        kept: String,
     },
     /// The committed object could not be read whole: not judged, nothing moved aside.
     #[error(
@@ -338,7 +400,8 @@ impl Store {
     }
 
     /// Moves one package on every replica, or refuses it with everything of it left where it
-    /// was.
+    /// was (but for a damaged object a killed run committed, moved aside: the refusal names
+    /// where).
     fn migrate_package(
         &self,
         roots: &[OcflRoot],
@@ -349,37 +412,17 @@ impl Store {
         let m = Moving { id, files: &files, pdir: checked_package_dir(id)?, obj: object_path(id) };
         // Every replica's object lock, as a put takes them, for the whole move.
         let _locks = roots.iter().map(|r| r.lock(id)).collect::<Result<Vec<_>, _>>()?;
-        self.settle_buckets(roots, &m)?;
-        let held = self.held_objects(&m)?;
-        let (inv, versions) = match held.iter().flatten().next() {
-            Some(h) => (h.inv.clone(), h.versions),
-            None => self.first_inventory(&m),
-        };
-        let sha = sha512_of(&inv.to_bytes());
-        // Recorded before anything of the object is written anywhere (a bucket's copies go
-        // in place): what a killed run leaves is then known as this migration's own.
-        self.note_predating()?;
-        self.state().record_ocfl_inventory(id, &inv.head, &sha)?;
         let mut tally = Tally::default();
-        let ready = match self.ready_all(roots, &m, &held, &inv, &mut tally, progress) {
-            Ok(ready) => ready,
-            Err(fault) => {
-                // What was copied into a bucket is no version: cleared (a rerun would too).
-                let _ = self.settle_buckets(roots, &m);
+        if let Err(fault) = self.move_package(roots, &m, &mut tally, progress) {
+            // A damaged object moved aside before the failure stays where it was put: the
+            // refusal says where.
+            if tally.set_aside.is_empty() {
                 return Err(fault);
             }
-        };
-        let records: Vec<PackageFile> = files.iter().map(PackageFile::from).collect();
-        let new = NewVersion { obj: &m.obj, inv: &inv, versions, files: &records };
-        self.commit_all(&new, ready, &sha)?;
-        // Every object hashed by this run, or just now deep-checked under its lock.
-        for (r, root) in self.replicas.iter().zip(roots) {
-            checked_clean(root, r.as_ref(), &m.obj, false)?;
+            let kept = tally.set_aside.join("; ");
+            return Err(MigrateFault::AfterSetAside { fault: Box::new(fault), kept });
         }
-        for (r, root) in self.replicas.iter().zip(roots) {
-            remove_old(r.as_ref(), root, &m, &self.pool)?;
-        }
-        self.state().forget_package(id)?;
+        let made_again = |s: String| format!("{s}, and made again from the old files");
         Ok(MigratedPackage {
             package: id.into(),
             object: m.obj,
@@ -387,8 +430,51 @@ impl Store {
             bytes_linked: tally.linked,
             bytes_copied: tally.copied,
             bytes_server_copied: tally.server_copied,
-            set_aside: tally.set_aside,
+            set_aside: tally.set_aside.into_iter().map(made_again).collect(),
         })
+    }
+
+    /// [`Store::migrate_package`] under the package's locks: its object made ready on every
+    /// replica, committed and checked, then its old files deleted and its records dropped.
+    fn move_package(
+        &self,
+        roots: &[OcflRoot],
+        m: &Moving,
+        tally: &mut Tally,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<(), MigrateFault> {
+        self.settle_buckets(roots, m)?;
+        let held = self.held_objects(m)?;
+        let (inv, versions) = match held.iter().flatten().next() {
+            Some(h) => (h.inv.clone(), h.versions),
+            None => self.first_inventory(m),
+        };
+        keys_fit(&self.replicas, roots, m, &inv)?;
+        let sha = sha512_of(&inv.to_bytes());
+        // Recorded before anything of the object is written anywhere (a bucket's copies go
+        // in place): what a killed run leaves is then known as this migration's own.
+        self.note_predating()?;
+        self.state().record_ocfl_inventory(m.id, &inv.head, &sha)?;
+        let ready = match self.ready_all(roots, m, &held, &inv, tally, progress) {
+            Ok(ready) => ready,
+            Err(fault) => {
+                // What was copied into a bucket is no version: cleared (a rerun would too).
+                let _ = self.settle_buckets(roots, m);
+                return Err(fault);
+            }
+        };
+        let records: Vec<PackageFile> = m.files.iter().map(PackageFile::from).collect();
+        let new = NewVersion { obj: &m.obj, inv: &inv, versions, files: &records };
+        self.commit_all(&new, ready, &sha)?;
+        // Every object hashed by this run, or just now deep-checked under its lock.
+        for (r, root) in self.replicas.iter().zip(roots) {
+            checked_clean(root, r.as_ref(), &m.obj, false)?;
+        }
+        for (r, root) in self.replicas.iter().zip(roots) {
+            remove_old(r.as_ref(), root, m, &self.pool)?;
+        }
+        self.state().forget_package(m.id)?;
+        Ok(())
     }
 
     /// The package's files as the state database records them, each name one that stays
@@ -468,7 +554,7 @@ impl Store {
                         // once the old keys hash to their records (else the bucket would be
                         // left with neither).
                         old_keys_whole(r, m)?;
-                        tally.set_aside.push(set_aside_in_bucket(b, r, &m.obj, &fault)?);
+                        tally.set_aside.push(self.set_aside_in_bucket(b, r, m, &fault)?);
                     }
                     self.copy_package(b, r, m, inv, tally, progress)?;
                     Target::Bucket(b, r)
@@ -496,18 +582,22 @@ impl Store {
         b.begin(r, &m.obj, None)?;
         let mut jobs = content_files(m, inv)?;
         jobs.sort_by_key(|(_, f)| std::cmp::Reverse(f.size));
-        let copy = |(content, f): &(&str, &FileRecord)| {
-            let copied = copy_verified(b, r, m, content, f);
+        // Copies through this machine go one at a time: each takes its file's size on the
+        // work directory's disk.
+        let through_here = std::sync::Mutex::new(());
+        let copy = |(content, f): &(&str, &FileRecord), stop: &AtomicBool| {
+            let to = Copying { b, r, m, f, content, stop, through_here: &through_here };
+            let copied = copy_verified(&to);
             if copied.is_ok() {
                 progress(f.size);
             }
             copied
         };
-        let done = self.pool.install(|| crate::store::schedule::in_order(&jobs, copy));
+        let done = self.pool.install(|| schedule::in_order_until_failure(&jobs, copy))?;
         for ((_, f), server) in jobs.iter().zip(done) {
-            *(if server? { &mut tally.server_copied } else { &mut tally.copied }) += f.size;
+            *(if server { &mut tally.server_copied } else { &mut tally.copied }) += f.size;
         }
-        manifest_in_bucket_agrees(r, m, inv)
+        manifest_in_bucket_agrees(b, r, m, inv)
     }
 
     /// Each replica's object of the package: `None` where there is none yet, the head where
@@ -597,8 +687,64 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Moves object `m.obj` of bucket `b` (committed by a killed run, failing its deep check
+    /// as `fault` says) out of the bucket into a new quarantine folder of the work directory,
+    /// so the object can be copied again; says what was wrong and where it is kept. Every
+    /// file is downloaded first, then the record of the commit on this replica dropped, then
+    /// the files deleted (the root inventory first, the declaration last): a run killed among
+    /// the deletes leaves a first version without root inventory, whose inventory the state
+    /// database records and no commit, which the next run clears as its own.
+    fn set_aside_in_bucket(
+        &self,
+        b: &BucketRoot,
+        r: &dyn Replica,
+        m: &Moving,
+        fault: &MigrateFault,
+    ) -> Result<String, StoreError> {
+        let keys = removal_order(&m.obj, r.list(&m.obj)?.into_iter().map(|o| o.key).collect());
+        let prefix = format!("{}/", m.obj);
+        let rels: Vec<&str> = keys.iter().map(|k| k.strip_prefix(&prefix).unwrap_or(k)).collect();
+        let dir = b.fetch_to_quarantine(r, &m.obj, &rels)?;
+        self.state().forget_ocfl_head(m.id, r.name())?;
+        b.delete_quarantined(r, &m.obj, &keys)?;
+        let what = match fault {
+            MigrateFault::NotClean { key, detail, .. } => format!("{key}: {detail}"),
+            other => other.to_string(),
+        };
+        Ok(format!(
+            "replica {}: the object a killed run committed failed its deep check ({what}): moved to {} (the old keys hash to their records)",
+            b.name,
+            dir.join(&m.obj).display()
+        ))
+    }
+}
+
 fn is_bucket(root: &OcflRoot) -> bool {
     matches!(root, OcflRoot::Bucket(_))
+}
+
+/// Refuses the package where a bucket cannot hold one of its content files under the key the
+/// object gives it (`<object>/v1/content/<name>` is longer than the old `<partition>/<package
+/// directory>/<name>`, and keeps the name's characters as they are): else every run would
+/// copy the files before it and fail at that one with the store's own error.
+fn keys_fit(
+    replicas: &[Box<dyn Replica>],
+    roots: &[OcflRoot],
+    m: &Moving,
+    inv: &Inventory,
+) -> Result<(), MigrateFault> {
+    let files = content_files(m, inv)?;
+    for (r, _) in replicas.iter().zip(roots).filter(|(_, root)| is_bucket(root)) {
+        for (content, f) in &files {
+            let key = format!("{}/{content}", m.obj);
+            if let Some(problem) = r.key_problem(&key) {
+                let (replica, file) = (r.name().to_string(), f.path.clone());
+                return Err(MigrateFault::KeyUnfit { replica, file, key, problem });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Each replica's storage root (a folder's with its work directory, a bucket's with the
@@ -746,9 +892,13 @@ fn manifest_agrees(
     listed_agrees(&root.name, lines, files)
 }
 
-/// The copied manifest in the bucket (hashed already), read back whole (a package's listing),
-/// must list every recorded file but itself, with the recorded digest, and nothing else.
+/// The copied manifest in the bucket (hashed already) must list every recorded file but
+/// itself, with the recorded digest, and nothing else. It is spooled to an anonymous
+/// temporary file in the bucket's work directory and read from there as a stream, as a
+/// folder's is: a package of a million files has a manifest of some 150 MB, not to be held
+/// whole per package.
 fn manifest_in_bucket_agrees(
+    b: &BucketRoot,
     r: &dyn Replica,
     m: &Moving,
     inv: &Inventory,
@@ -761,17 +911,26 @@ fn manifest_in_bucket_agrees(
         m.files.iter().find(|f| f.path == MANIFEST).ok_or_else(|| disagrees(MANIFEST))?;
     let content = inv.content_path(&manifest.sha512).ok_or_else(|| disagrees(MANIFEST))?;
     let key = format!("{}/{content}", m.obj);
-    let mut bytes = Vec::new();
-    r.read(&key, &mut |c| {
-        bytes.extend_from_slice(c);
-        Ok(())
-    })?;
+    let spooled = spool(b, r, &key)?;
     let shown = format!("{}: {MANIFEST}", r.name());
-    let lines =
-        crate::store::manifest_names(BufReader::new(bytes.as_slice()), &shown).map_err(|e| {
-            StoreError::from(StoreRefusal::Package { dir: PathBuf::from(&key), problem: e.into() })
-        })?;
+    let lines = crate::store::manifest_names(BufReader::new(spooled), &shown).map_err(|e| {
+        StoreError::from(StoreRefusal::Package { dir: PathBuf::from(&key), problem: e.into() })
+    })?;
     listed_agrees(r.name(), lines, m.files)
+}
+
+/// Object `key` of `r` written to an anonymous temporary file in `b`'s work directory (gone
+/// once dropped), rewound for reading.
+fn spool(b: &BucketRoot, r: &dyn Replica, key: &str) -> Result<std::fs::File, StoreError> {
+    use std::io::{Seek, Write};
+    let err = |e: io::Error| replica_err(&b.name, key, e);
+    std::fs::create_dir_all(&b.work).map_err(err)?;
+    let file = tempfile::tempfile_in(&b.work).map_err(err)?;
+    let mut out = io::BufWriter::with_capacity(1 << 20, file);
+    r.read(key, &mut |c| out.write_all(c))?;
+    let mut file = out.into_inner().map_err(|e| err(e.into_error()))?;
+    file.rewind().map_err(err)?;
+    Ok(file)
 }
 
 /// The lines of a package manifest (name, digest) must be the recorded files but the
@@ -935,7 +1094,7 @@ fn move_aside(root: &FsRoot, obj: &str, fault: &MigrateFault) -> Result<String, 
         other => other.to_string(),
     };
     Ok(format!(
-        "replica {}: the object a killed run committed failed its deep check ({what}): moved to {} and made again from the old files, which hash to their records",
+        "replica {}: the object a killed run committed failed its deep check ({what}): moved to {} (the old files hash to their records)",
         root.name,
         to.display()
     ))
@@ -1009,38 +1168,77 @@ fn remove_old_files(r: &dyn Replica, root: &FsRoot, m: &Moving) -> Result<(), St
     Ok(())
 }
 
+/// One old key of a package copied into its object in a bucket.
+struct Copying<'a> {
+    b: &'a BucketRoot,
+    r: &'a dyn Replica,
+    m: &'a Moving<'a>,
+    f: &'a FileRecord,
+    /// Where in the object (object-relative).
+    content: &'a str,
+    /// Raised once another file of the package failed: this one gives up.
+    stop: &'a AtomicBool,
+    /// Held while a file is copied through this machine.
+    through_here: &'a std::sync::Mutex<()>,
+}
+
+impl Copying<'_> {
+    fn from(&self) -> String {
+        format!("{}/{}", self.m.pdir, self.f.path)
+    }
+
+    fn to(&self) -> String {
+        format!("{}/{}", self.m.obj, self.content)
+    }
+
+    /// The old key judged damaged: it hashes to `found`.
+    fn damaged(&self, found: String) -> MigrateFault {
+        MigrateFault::Damaged {
+            replica: self.r.name().into(),
+            file: self.f.path.clone(),
+            found,
+            recorded: self.f.sha512.clone(),
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Acquire)
+    }
+}
+
 /// Copies old key `pdir/f` to `obj/content` in the bucket, by the server where it can (else
 /// through this machine, verified both ways), then reads the copy back whole and hashes it:
 /// it must be the record's bytes. Whether the server copied it.
-fn copy_verified(
-    b: &BucketRoot,
-    r: &dyn Replica,
-    m: &Moving,
-    content: &str,
-    f: &FileRecord,
-) -> Result<bool, MigrateFault> {
-    let (from, to) = (format!("{}/{}", m.pdir, f.path), format!("{}/{content}", m.obj));
-    let damaged = |found: String| MigrateFault::Damaged {
-        replica: r.name().into(),
-        file: f.path.clone(),
-        found,
-        recorded: f.sha512.clone(),
-    };
+fn copy_verified(c: &Copying) -> Result<bool, MigrateFault> {
+    let (from, to) = (c.from(), c.to());
     // A refused server-side copy (a store without one, an error) is made here instead; an
     // old key that is not there fails that too, and is reported so.
     let refused = crate::hooks::fail_at("migrate-no-server-copy");
-    let server = !refused && matches!(r.copy_within(&from, &to), Ok(true));
+    let server = !refused && matches!(c.r.copy_within(&from, &to), Ok(true));
     if !server {
-        copy_through_here(b, r, &from, &to, f).map_err(|e| match digest_found(&e) {
-            Some(found) => damaged(found),
-            None => e.into(),
-        })?;
+        copy_through_here(c)?;
     }
-    let found = crate::store::hash_copy(r, &to)?;
-    if !found.eq_ignore_ascii_case(&f.sha512) {
-        return Err(damaged(found));
+    if c.stopped() {
+        return Err(MigrateFault::Stopped);
     }
-    Ok(server)
+    let found = crate::store::hash_copy(c.r, &to)?;
+    if found.eq_ignore_ascii_case(&c.f.sha512) {
+        return Ok(server);
+    }
+    // Which differs: a copy through here was the old key's bytes, checked on the way in.
+    if server {
+        let old = crate::store::hash_copy(c.r, &from)?;
+        if !old.eq_ignore_ascii_case(&c.f.sha512) {
+            return Err(c.damaged(old));
+        }
+    }
+    Err(MigrateFault::CopyDiffers {
+        replica: c.r.name().into(),
+        file: c.f.path.clone(),
+        key: to,
+        found,
+        recorded: c.f.sha512.clone(),
+    })
 }
 
 /// The SHA-512 a transfer found where it refused a file for its digest.
@@ -1050,48 +1248,36 @@ fn digest_found(e: &StoreError) -> Option<String> {
     Some(found.clone())
 }
 
-/// Copies `from` to `to` through a scratch file in the bucket's work directory: downloaded
-/// and hashed (kept only when it is the record's bytes), then uploaded, hashed as it is sent.
-fn copy_through_here(
-    b: &BucketRoot,
-    r: &dyn Replica,
-    from: &str,
-    to: &str,
-    f: &FileRecord,
-) -> Result<(), StoreError> {
-    let err = |e: io::Error| replica_err(&b.name, from, e);
+/// Copies the old key to the object's through a scratch file in the bucket's work directory,
+/// one file at a time, and only when the disk there has room for it: downloaded and hashed
+/// (kept only when it is the record's bytes), then uploaded, hashed as it is sent.
+fn copy_through_here(c: &Copying) -> Result<(), MigrateFault> {
+    let _one_at_a_time = c.through_here.lock().unwrap_or_else(|p| p.into_inner());
+    if c.stopped() {
+        return Err(MigrateFault::Stopped);
+    }
+    let (b, from) = (c.b, c.from());
+    let err = |e: io::Error| replica_err(&b.name, &from, e);
     std::fs::create_dir_all(&b.work).map_err(err)?;
+    let free = crate::batch::resources::free_space(&b.work).map_err(|e| err(e.source))?;
+    if free < c.f.size {
+        let (replica, file) = (b.name.clone(), c.f.path.clone());
+        let work = b.work.display().to_string();
+        return Err(MigrateFault::NoRoom { replica, file, size: c.f.size, work, free });
+    }
     let scratch = tempfile::tempdir_in(&b.work).map_err(err)?;
     let local = Source { root: scratch.path(), name: "file" };
-    let sha = f.sha512.to_ascii_lowercase();
-    crate::store::fetch_verified(r, from, local, &sha)?;
+    let sha = c.f.sha512.to_ascii_lowercase();
+    crate::store::fetch_verified(c.r, &from, local, &sha).map_err(|e| match digest_found(&e) {
+        Some(found) => c.damaged(found),
+        None => e.into(),
+    })?;
+    if c.stopped() {
+        return Err(MigrateFault::Stopped);
+    }
     crate::hooks::write_point();
-    r.write_verified(to, local, f.size, &sha)
-}
-
-/// Moves object `obj` of bucket `b` (committed by a killed run, failing its deep check as
-/// `fault` says) out of the bucket into a new quarantine folder of the work directory (each
-/// file downloaded, then deleted; the root inventory first, the declaration last), so the
-/// object can be copied again; says what was wrong and where it is kept.
-fn set_aside_in_bucket(
-    b: &BucketRoot,
-    r: &dyn Replica,
-    obj: &str,
-    fault: &MigrateFault,
-) -> Result<String, StoreError> {
-    let keys = removal_order(obj, r.list(obj)?.into_iter().map(|o| o.key).collect());
-    let prefix = format!("{obj}/");
-    let rels: Vec<&str> = keys.iter().map(|k| k.strip_prefix(&prefix).unwrap_or(k)).collect();
-    let dir = b.quarantine(r, obj, &rels)?;
-    let what = match fault {
-        MigrateFault::NotClean { key, detail, .. } => format!("{key}: {detail}"),
-        other => other.to_string(),
-    };
-    Ok(format!(
-        "replica {}: the object a killed run committed failed its deep check ({what}): moved to {} and copied again from the old keys",
-        b.name,
-        dir.join(obj).display()
-    ))
+    c.r.write_verified(&c.to(), local, c.f.size, &sha)?;
+    Ok(())
 }
 
 /// What a bucket's storage root holds besides its declaration files, its objects and the

@@ -17,7 +17,7 @@ use super::inventory::{
     sidecar_text,
 };
 use super::kept::{self, Holder};
-use super::layout::{ROOT_DECLARATION, object_path, root_files};
+use super::layout::{OBJECT_DECLARATION, OBJECT_DEPTH, ROOT_DECLARATION, object_path, root_files};
 use super::put::{Plan, Staging, Target};
 use super::requires::Checked;
 use super::root::OcflRoot;
@@ -120,6 +120,39 @@ pub(crate) fn survey(r: &dyn Replica) -> Result<Survey, StoreError> {
     Ok(Survey { objects, stray, declared })
 }
 
+/// Adds to `out` the object directories replica `r` holds. A bucket is listed one level at a
+/// time, only down the layout's three-digit tuple folders (never the whole bucket at once:
+/// memory stays bounded by one level, and a key elsewhere that the store's client cannot
+/// name, such as `a//b`, is never listed); a folder is surveyed.
+fn held_objects(r: &dyn Replica, out: &mut BTreeSet<String>) -> Result<(), StoreError> {
+    if r.moves_whole_objects() {
+        out.extend(survey(r)?.objects.into_keys());
+        return Ok(());
+    }
+    let tuple = |dir: &str| {
+        let name = dir.rsplit('/').next().unwrap_or(dir);
+        name.len() == 3 && name.bytes().all(|c| c.is_ascii_hexdigit())
+    };
+    let mut level = vec![String::new()];
+    for _ in 1..OBJECT_DEPTH {
+        let mut next = Vec::new();
+        for dir in &level {
+            next.extend(r.list_level(dir)?.dirs.into_iter().filter(|d| tuple(d)));
+        }
+        level = next;
+    }
+    let marks = [format!("/{}", OBJECT_DECLARATION.0), format!("/{INVENTORY}")];
+    for dir in level {
+        for obj in r.list_level(&dir)?.dirs {
+            let keys = r.list_level(&obj)?.keys;
+            if keys.iter().any(|k| marks.iter().any(|m| k.ends_with(m.as_str()))) {
+                out.insert(obj);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The SHA-512 of bytes, in hex.
 pub(super) fn sha512_of(bytes: &[u8]) -> String {
     let mut h = Sha512::new();
@@ -142,16 +175,15 @@ impl Store {
     /// Before the database records its first OCFL object, the objects every replica holds
     /// are recorded as older than its records (see [`Anchors::foreign`]): a database lost and
     /// started again keeps judging them by majority, not as planted. A replica that cannot be
-    /// listed adds nothing (its objects are then judged as planted since, the safe side).
+    /// listed stops the command (nothing recorded, so the next run looks again): its objects
+    /// would otherwise be judged as planted from then on.
     pub(crate) fn note_predating(&self) -> Result<(), StoreError> {
         if self.state().records_ocfl()? {
             return Ok(());
         }
         let mut objects = std::collections::BTreeSet::new();
         for r in &self.replicas {
-            if let Ok(s) = survey(r.as_ref()) {
-                objects.extend(s.objects.into_keys());
-            }
+            held_objects(r.as_ref(), &mut objects)?;
         }
         let objects: Vec<String> = objects.into_iter().collect();
         self.state().record_ocfl_predating(&objects)
@@ -245,8 +277,9 @@ impl Store {
             return Ok(report);
         };
         let new = NewVersion { obj: &obj, inv: &inv, versions, files };
-        let added = new.added().into_values().collect();
-        let replicas = self.replicas.iter().map(|r| r.as_ref()).collect();
+        let added: Vec<_> = new.added().into_values().collect();
+        let replicas: Vec<&dyn Replica> = self.replicas.iter().map(|r| r.as_ref()).collect();
+        super::put::keys_fit(&replicas, &obj, &added)?;
         let plan = Plan { roots, replicas, obj: &obj, prev: prev.as_ref(), added };
         let staging = Staging::new(plan, progress);
         let sha = sha512_of(&inv.to_bytes());

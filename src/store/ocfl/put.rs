@@ -274,6 +274,25 @@ impl<'a> Staging<'a> {
     }
 }
 
+/// Refuses the package, before anything is written, where a replica cannot hold a file the
+/// version adds under the key its object gives it (longer than a bucket's keys, a character
+/// they cannot hold): the upload would fail there with the store's own error, every time.
+pub(super) fn keys_fit(
+    replicas: &[&dyn Replica],
+    obj: &str,
+    added: &[(&str, &PackageFile)],
+) -> Result<(), StoreError> {
+    for r in replicas {
+        for (content, f) in added {
+            if let Some(problem) = r.key_problem(&format!("{obj}/{content}")) {
+                let (replica, file) = (r.name().to_string(), f.rel.clone());
+                return Err(StoreRefusal::KeyUnfit { replica, file, problem }.into());
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A replica's target: on a file system a stage with the object's current files, or its
 /// declaration when it is new; on a bucket nothing yet (see [`Staging::upload`]).
 fn begin<'a>(

@@ -4,9 +4,11 @@
 //! a root inventory and after a delete, and each rerun goes on; a damaged old key refuses its
 //! package only (nothing of it moved or deleted); a store whose server-side copies are refused
 //! copies through the machine; a damaged object a killed run committed, moved out to the
-//! quarantine, is killed among its deletes and the next run finishes. At the end every root is validated by
-//! ocfl-py (the bucket's downloaded) and read by rocfl, `store check --deep` is clean, every
-//! package comes back byte for byte and no old key is left.
+//! quarantine, is killed among its deletes and the next run finishes; a server-side copy
+//! gone wrong refuses its package, naming the copy, with nothing moved or deleted, and the
+//! rerun finishes. At the end every root is validated by ocfl-py
+//! (the bucket's downloaded) and read by rocfl, `store check --deep` is clean, every package
+//! comes back byte for byte and no old key is left.
 //!
 //! Key names: package files whose names object_store percent-encodes in the webaip layout
 //! (`#`, `%`, `~`, brackets, non-ASCII...) are checked clean, removed to the last key and
@@ -47,15 +49,25 @@ fn webaip_config(dir: &Path, g: &HashMap<String, String>, prefix: &str, disk: bo
     path
 }
 
-/// `store migrate` with the test hooks `fail_at` set; its exit status (`None`: aborted).
-fn migrate_failing_at(g: &HashMap<String, String>, cfg: &Path, fail_at: &str) -> Option<i32> {
+/// `store migrate` with the test hooks `fail_at` set; its exit status (`None`: aborted) and
+/// its report (`null` when it wrote none).
+fn migrate_with_hook(
+    g: &HashMap<String, String>,
+    cfg: &Path,
+    fail_at: &str,
+) -> (Option<i32>, serde_json::Value) {
     let o = webaip_command()
         .args(["store", "--config", cfg.to_str().unwrap(), "--json", "migrate"])
         .envs(g.iter().filter(|(k, _)| k.starts_with("AWS_")))
         .env("WEBAIP_FAIL_AT", fail_at)
         .output()
         .unwrap();
-    o.status.code()
+    (o.status.code(), serde_json::from_slice(&o.stdout).unwrap_or_default())
+}
+
+/// `store migrate` with the test hooks `fail_at` set; its exit status (`None`: aborted).
+fn migrate_failing_at(g: &HashMap<String, String>, cfg: &Path, fail_at: &str) -> Option<i32> {
+    migrate_with_hook(g, cfg, fail_at).0
 }
 
 /// What `list` gives once `settled` holds of it (deletes reached every node), or after five
@@ -197,6 +209,52 @@ fn bucket_replicas_move_to_ocfl_through_kills_and_a_damaged_old_key() {
     bucket_only_store(&g, tmp.path());
     damaged_object_beside_deleted_old_keys(&g, tmp.path());
     set_aside_killed_among_its_deletes(&g, tmp.path());
+    a_server_copy_gone_wrong(&g, tmp.path());
+}
+
+/// A bucket-only store of the nedlib sample under a new prefix in `tmp/tag`: the bucket, the
+/// configuration, the package and its old keys.
+fn stored_nedlib(
+    g: &HashMap<String, String>,
+    tmp: &Path,
+    tag: &str,
+) -> (Bucket, PathBuf, PathBuf, Vec<String>) {
+    let dir = tmp.join(tag);
+    fs::create_dir_all(&dir).unwrap();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let prefix = format!("migrate-{tag}-{}/", nanos.as_nanos());
+    let b = Bucket::new(g, &prefix);
+    let cfg = webaip_config(&dir, g, &prefix, false);
+    let pkg = samples(&dir, &["nedlib"]).remove(0);
+    let (code, r) = store(g, &cfg, &["put", pkg.to_str().unwrap()]);
+    assert_eq!(code, 0, "{r:#}");
+    let keys = old_keys(&b);
+    (b, cfg, pkg, keys)
+}
+
+/// The server-side copy of the package's METS.xml comes back with other bytes (a faulty
+/// server, made by a test hook) while the old key holds the recorded ones: the package is
+/// refused naming the copy, no old key is deleted, nothing is committed, and the next run
+/// copies again and moves it.
+fn a_server_copy_gone_wrong(g: &HashMap<String, String>, tmp: &Path) {
+    let (b, cfg, pkg, keys) = stored_nedlib(g, tmp, "spoiled");
+    let (code, r) = migrate_with_hook(g, &cfg, "migrate-spoil-copy");
+    assert_eq!((code, r["objects_migrated"].as_u64()), (Some(1), Some(0)), "{r:#}");
+    assert_eq!(r["refused"][0]["package"], objid(&pkg).as_str(), "{r:#}");
+    let reason = r["refused"][0]["reason"].as_str().unwrap();
+    // The copy is named by its key (cleared since: what was copied is no version).
+    let copy = "/v1/content/METS.xml, the bucket's server-side copy of METS.xml";
+    let named = reason.starts_with("replica garage: ") && reason.contains(copy);
+    assert!(named, "{reason}");
+    assert!(reason.contains("the copy went wrong, not the package"), "{reason}");
+    assert_eq!((old_keys(&b), root_inventories(&b)), (keys, 0), "nothing deleted or committed");
+
+    let (code, r) = store(g, &cfg, &["migrate"]);
+    assert_eq!((code, r["switched"].as_bool()), (0, Some(true)), "{r:#}");
+    assert_eq!(old_keys(&b), Vec::<String>::new());
+    let dir = cfg.parent().unwrap();
+    assert_valid_roots(&b, dir, &[], std::slice::from_ref(&pkg));
+    assert_gets_back(g, &cfg, &[pkg], "copy gone wrong");
 }
 
 /// A bucket-only store killed after its commit, the committed object then damaged: the rerun

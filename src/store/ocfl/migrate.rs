@@ -1217,6 +1217,8 @@ fn copy_verified(c: &Copying) -> Result<bool, MigrateFault> {
     let server = !refused && matches!(c.r.copy_within(&from, &to), Ok(true));
     if !server {
         copy_through_here(c)?;
+    } else if c.f.path == "METS.xml" && crate::hooks::fail_at("migrate-spoil-copy") {
+        c.r.write_bytes(&to, b"a server-side copy gone wrong", false)?;
     }
     if c.stopped() {
         return Err(MigrateFault::Stopped);
@@ -1260,11 +1262,7 @@ fn copy_through_here(c: &Copying) -> Result<(), MigrateFault> {
     let err = |e: io::Error| replica_err(&b.name, &from, e);
     std::fs::create_dir_all(&b.work).map_err(err)?;
     let free = crate::batch::resources::free_space(&b.work).map_err(|e| err(e.source))?;
-    if free < c.f.size {
-        let (replica, file) = (b.name.clone(), c.f.path.clone());
-        let work = b.work.display().to_string();
-        return Err(MigrateFault::NoRoom { replica, file, size: c.f.size, work, free });
-    }
+    room_for(&b.name, &c.f.path, c.f.size, &b.work, free)?;
     let scratch = tempfile::tempdir_in(&b.work).map_err(err)?;
     let local = Source { root: scratch.path(), name: "file" };
     let sha = c.f.sha512.to_ascii_lowercase();
@@ -1278,6 +1276,22 @@ fn copy_through_here(c: &Copying) -> Result<(), MigrateFault> {
     crate::hooks::write_point();
     c.r.write_verified(&c.to(), local, c.f.size, &sha)?;
     Ok(())
+}
+
+/// Whether a file of `size` bytes fits in `free` bytes of the work directory `work`: the
+/// scratch copy is the file's bytes and nothing more, so an exact fit is room enough.
+fn room_for(
+    replica: &str,
+    file: &str,
+    size: u64,
+    work: &Path,
+    free: u64,
+) -> Result<(), MigrateFault> {
+    if free >= size {
+        return Ok(());
+    }
+    let (replica, file, work) = (replica.to_string(), file.to_string(), work.display().to_string());
+    Err(MigrateFault::NoRoom { replica, file, size, work, free })
 }
 
 /// What a bucket's storage root holds besides its declaration files, its objects and the
@@ -1394,4 +1408,23 @@ fn switch_config(given: &Path) -> Result<(), StoreError> {
     std::fs::rename(&temp, path).map_err(|e| fail(confined::describe_io(&e)))?;
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(|e| fail(confined::describe_io(&e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_copy_through_here_needs_the_whole_file_free() {
+        let work = Path::new("/var/tmp/work");
+        assert!(room_for("b", "x.warc.gz", 100, work, 100).is_ok());
+        assert!(room_for("b", "x.warc.gz", 0, work, 0).is_ok());
+        let fault = room_for("b", "x.warc.gz", 101, work, 100).unwrap_err();
+        let MigrateFault::NoRoom { size, free, .. } = &fault else { panic!("{fault}") };
+        assert_eq!((*size, *free), (101, 100));
+        let said = fault.to_string();
+        for part in ["replica b", "x.warc.gz (101 bytes)", "/var/tmp/work has 100 bytes free"] {
+            assert!(said.contains(part), "{said}");
+        }
+    }
 }

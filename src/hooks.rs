@@ -17,8 +17,8 @@
 //! key of a package from a bucket, and `migrate-no-server-copy` makes it take every bucket's
 //! server-side copy for refused, so each key is copied through the machine, and
 //! `migrate-spoil-copy` overwrites the server-side copy of a package's `METS.xml` with other
-//! bytes, as a faulty server would (`store::ocfl::migrate`); `ocfl-before-commit` aborts an OCFL commit once the
-//! version's files are written (on a bucket root: before its root inventory), and
+//! bytes, as a faulty server would (`store::ocfl::migrate`); `ocfl-before-commit` aborts an
+//! OCFL commit once the version's files are written (on a bucket root: before its root inventory), and
 //! `ocfl-between-inventory-and-sidecar` between a bucket root's root inventory and its
 //! sidecar, `bucket-upload` fails every upload of a version's content files to a bucket
 //! root, as an unwritable bucket would, and `bucket-mid-quarantine` aborts a move of files

@@ -212,24 +212,30 @@ fn bucket_replicas_move_to_ocfl_through_kills_and_a_damaged_old_key() {
     a_server_copy_gone_wrong(&g, tmp.path());
 }
 
-/// A bucket-only store of the nedlib sample under a new prefix in `tmp/tag`: the bucket, the
-/// configuration, the package and its old keys.
-fn stored_nedlib(
-    g: &HashMap<String, String>,
-    tmp: &Path,
-    tag: &str,
-) -> (Bucket, PathBuf, PathBuf, Vec<String>) {
+/// A bucket-only store in the webaip layout holding the nedlib sample, under a new prefix.
+struct NedlibStore {
+    bucket: Bucket,
+    /// The store's folder (configuration, state database, work directory).
+    dir: PathBuf,
+    cfg: PathBuf,
+    pkg: PathBuf,
+    /// The package's keys in the bucket, as the put left them.
+    keys: Vec<String>,
+}
+
+/// The nedlib sample put to a new bucket-only store in `tmp/tag`.
+fn stored_nedlib(g: &HashMap<String, String>, tmp: &Path, tag: &str) -> NedlibStore {
     let dir = tmp.join(tag);
     fs::create_dir_all(&dir).unwrap();
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
     let prefix = format!("migrate-{tag}-{}/", nanos.as_nanos());
-    let b = Bucket::new(g, &prefix);
+    let bucket = Bucket::new(g, &prefix);
     let cfg = webaip_config(&dir, g, &prefix, false);
     let pkg = samples(&dir, &["nedlib"]).remove(0);
     let (code, r) = store(g, &cfg, &["put", pkg.to_str().unwrap()]);
     assert_eq!(code, 0, "{r:#}");
-    let keys = old_keys(&b);
-    (b, cfg, pkg, keys)
+    let keys = old_keys(&bucket);
+    NedlibStore { bucket, dir, cfg, pkg, keys }
 }
 
 /// The server-side copy of the package's METS.xml comes back with other bytes (a faulty
@@ -237,7 +243,7 @@ fn stored_nedlib(
 /// refused naming the copy, no old key is deleted, nothing is committed, and the next run
 /// copies again and moves it.
 fn a_server_copy_gone_wrong(g: &HashMap<String, String>, tmp: &Path) {
-    let (b, cfg, pkg, keys) = stored_nedlib(g, tmp, "spoiled");
+    let NedlibStore { bucket: b, dir, cfg, pkg, keys } = stored_nedlib(g, tmp, "spoiled");
     let (code, r) = migrate_with_hook(g, &cfg, "migrate-spoil-copy");
     assert_eq!((code, r["objects_migrated"].as_u64()), (Some(1), Some(0)), "{r:#}");
     assert_eq!(r["refused"][0]["package"], objid(&pkg).as_str(), "{r:#}");
@@ -252,8 +258,7 @@ fn a_server_copy_gone_wrong(g: &HashMap<String, String>, tmp: &Path) {
     let (code, r) = store(g, &cfg, &["migrate"]);
     assert_eq!((code, r["switched"].as_bool()), (0, Some(true)), "{r:#}");
     assert_eq!(old_keys(&b), Vec::<String>::new());
-    let dir = cfg.parent().unwrap();
-    assert_valid_roots(&b, dir, &[], std::slice::from_ref(&pkg));
+    assert_valid_roots(&b, &dir, &[], std::slice::from_ref(&pkg));
     assert_gets_back(g, &cfg, &[pkg], "copy gone wrong");
 }
 
@@ -263,16 +268,8 @@ fn a_server_copy_gone_wrong(g: &HashMap<String, String>, tmp: &Path) {
 /// (the damaged bytes, the root inventory) and the next run clears the leftover as its own
 /// and moves the package.
 fn set_aside_killed_among_its_deletes(g: &HashMap<String, String>, tmp: &Path) {
-    let dir = tmp.join("aside");
-    fs::create_dir_all(&dir).unwrap();
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
-    let prefix = format!("migrate-aside-{}/", nanos.as_nanos());
-    let b = Bucket::new(g, &prefix);
-    let cfg = webaip_config(&dir, g, &prefix, false);
-    let pkgs = samples(&dir, &["nedlib"]);
-    let (code, r) = store(g, &cfg, &["put", pkgs[0].to_str().unwrap()]);
-    assert_eq!(code, 0, "{r:#}");
-    let keys = old_keys(&b);
+    let NedlibStore { bucket: b, dir, cfg, pkg, keys } = stored_nedlib(g, tmp, "aside");
+    let pkgs = [pkg];
     assert_eq!(migrate_failing_at(g, &cfg, "migrate-after-commit"), None);
     assert_eq!((root_inventories(&b), old_keys(&b)), (1, keys.clone()));
     let content: Vec<String> =
@@ -316,15 +313,8 @@ fn set_aside_killed_among_its_deletes(g: &HashMap<String, String>, tmp: &Path) {
 /// it is (moving it aside would leave the bucket with neither the object nor the old keys).
 /// Once the object is mended the rerun finishes.
 fn damaged_object_beside_deleted_old_keys(g: &HashMap<String, String>, tmp: &Path) {
-    let dir = tmp.join("neither");
-    fs::create_dir_all(&dir).unwrap();
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
-    let prefix = format!("migrate-neither-{}/", nanos.as_nanos());
-    let b = Bucket::new(g, &prefix);
-    let cfg = webaip_config(&dir, g, &prefix, false);
-    let pkgs = samples(&dir, &["nedlib"]);
-    let (code, r) = store(g, &cfg, &["put", pkgs[0].to_str().unwrap()]);
-    assert_eq!(code, 0, "{r:#}");
+    let NedlibStore { bucket: b, dir, cfg, pkg, .. } = stored_nedlib(g, tmp, "neither");
+    let pkgs = [pkg];
     assert_eq!(migrate_failing_at(g, &cfg, "migrate-after-delete"), None);
     let content: Vec<String> =
         b.list().into_keys().filter(|k| k.contains("/v1/content/")).collect();

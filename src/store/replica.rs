@@ -123,6 +123,16 @@ pub(crate) trait Replica: Send + Sync {
     /// Every key under `prefix` (a package directory), with its size; the claim marker and
     /// live temporaries are not listed.
     fn list(&self, prefix: &str) -> Result<Vec<ListedObject>, StoreError>;
+    /// Hands every key under `prefix` to `each` as [`Replica::list`] would list it, in key
+    /// order; a replica that can walk its keys streams them, so a whole storage root is
+    /// surveyed in bounded memory. Stops at the first error `each` returns.
+    fn each_listed(
+        &self,
+        prefix: &str,
+        each: &mut dyn FnMut(ListedObject) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        self.list(prefix)?.into_iter().try_for_each(each)
+    }
     /// The package directories the replica holds (`<partition>/<name>`).
     fn packages(&self) -> Result<Vec<String>, StoreError>;
     /// Removes the temporaries killed writers left under `prefix`; returns their keys.
@@ -234,12 +244,18 @@ impl FsReplica {
     /// Lists the empty directory `dir` (key `dir_key`) as an entry that cannot be a copy
     /// (see [`ListedObject::is_empty_dir`]), where every file is listed: OCFL allows no
     /// empty directory in a storage root or an object, and only a listing can see one.
-    fn push_empty_dir(&self, out: &mut Vec<ListedObject>, dir: &Path, dir_key: String) {
+    fn give_empty_dir(
+        &self,
+        each: &mut dyn FnMut(ListedObject) -> Result<(), StoreError>,
+        dir: &Path,
+        dir_key: String,
+    ) -> Result<(), StoreError> {
         // A directory that gained entries since the walk passed it is not empty.
         if self.list_all && std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_none()) {
             let problem = Some(EMPTY_DIR.to_string());
-            out.push(ListedObject { key: format!("{dir_key}/"), size: 0, problem });
+            return each(ListedObject { key: format!("{dir_key}/"), size: 0, problem });
         }
+        Ok(())
     }
 
     /// Hands the bytes of `key` in `range` (to its end at most) to `sink`; how many there were.
@@ -441,19 +457,31 @@ impl Replica for FsReplica {
     }
 
     fn list(&self, prefix: &str) -> Result<Vec<ListedObject>, StoreError> {
+        let mut out = Vec::new();
+        self.each_listed(prefix, &mut |o| {
+            out.push(o);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    fn each_listed(
+        &self,
+        prefix: &str,
+        each: &mut dyn FnMut(ListedObject) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
         // The package directory is reached without links; below it nothing is followed. An
         // empty prefix lists the whole root (an OCFL storage root's check).
         match layout::open_dir_in(&self.root, prefix) {
             Ok(_) => {}
             Err(_) if prefix.is_empty() && std::fs::symlink_metadata(&self.root).is_err() => {
-                return Ok(Vec::new());
+                return Ok(());
             }
             Err(_) if prefix.is_empty() => {}
-            Err(e) if e.is_not_found() => return Ok(Vec::new()),
+            Err(e) if e.is_not_found() => return Ok(()),
             Err(e) => return Err(self.err(prefix, e)),
         }
         let base = self.root.join(prefix);
-        let mut out = Vec::new();
         let walk = walkdir::WalkDir::new(&base)
             .follow_links(false)
             .follow_root_links(false)
@@ -469,7 +497,7 @@ impl Replica for FsReplica {
             let t = e.file_type();
             if let Some((dir, dir_key)) = last_dir.take().filter(|(d, _)| !e.path().starts_with(d))
             {
-                self.push_empty_dir(&mut out, &dir, dir_key);
+                self.give_empty_dir(each, &dir, dir_key)?;
             }
             if t.is_dir() {
                 last_dir = Some((e.path().to_path_buf(), key));
@@ -484,12 +512,12 @@ impl Replica for FsReplica {
             let problem = (!t.is_file()).then(|| {
                 format!("is {}, not a regular file (not followed)", layout::kind_of(&meta))
             });
-            out.push(ListedObject { key, size: meta.len(), problem });
+            each(ListedObject { key, size: meta.len(), problem })?;
         }
-        if let Some((dir, dir_key)) = last_dir {
-            self.push_empty_dir(&mut out, &dir, dir_key);
+        match last_dir {
+            Some((dir, dir_key)) => self.give_empty_dir(each, &dir, dir_key),
+            None => Ok(()),
         }
-        Ok(out)
     }
 
     fn packages(&self) -> Result<Vec<String>, StoreError> {

@@ -494,11 +494,19 @@ impl StateDb {
         object: Option<&str>,
         each: &mut dyn FnMut(String),
     ) -> Result<(), StoreError> {
-        let mut st = self
-            .conn
-            .prepare("SELECT object FROM ocfl_predating WHERE ?1 IS NULL OR object = ?1")
-            .map_err(db)?;
-        let mut rows = st.query([object]).map_err(db)?;
+        // As in `each_ocfl_record`: one statement per case, so one object is an index look-up.
+        let mut st = match object {
+            Some(_) => {
+                self.conn.prepare_cached("SELECT object FROM ocfl_predating WHERE object = ?1")
+            }
+            None => self.conn.prepare_cached("SELECT object FROM ocfl_predating"),
+        }
+        .map_err(db)?;
+        let mut rows = match object {
+            Some(o) => st.query([o]),
+            None => st.query([]),
+        }
+        .map_err(db)?;
         while let Some(r) = rows.next().map_err(db)? {
             each(r.get(0).map_err(db)?);
         }
@@ -513,26 +521,66 @@ impl StateDb {
         identifier: Option<&str>,
         each: &mut dyn FnMut(OcflRecord),
     ) -> Result<(), StoreError> {
-        let mut st = self
-            .conn
-            .prepare(
+        // One statement for each case: `?1 IS NULL OR identifier = ?1` would keep SQLite
+        // from the primary key's index, a scan of every record for each object checked.
+        let sql = match identifier {
+            Some(_) => {
                 "SELECT identifier, inventory_sha512, head, NULL FROM ocfl_inventory
-                 WHERE ?1 IS NULL OR identifier = ?1
+                 WHERE identifier = ?1
                  UNION ALL
                  SELECT identifier, inventory_sha512, head, replica FROM ocfl_head
-                 WHERE ?1 IS NULL OR identifier = ?1",
-            )
-            .map_err(db)?;
-        let mut rows = st.query([identifier]).map_err(db)?;
+                 WHERE identifier = ?1"
+            }
+            None => {
+                "SELECT identifier, inventory_sha512, head, NULL FROM ocfl_inventory
+                 UNION ALL
+                 SELECT identifier, inventory_sha512, head, replica FROM ocfl_head"
+            }
+        };
+        let mut st = self.conn.prepare_cached(sql).map_err(db)?;
+        let mut rows = match identifier {
+            Some(id) => st.query([id]),
+            None => st.query([]),
+        }
+        .map_err(db)?;
         while let Some(r) = rows.next().map_err(db)? {
-            each(OcflRecord {
-                identifier: r.get(0).map_err(db)?,
-                inventory_sha512: r.get::<_, String>(1).map_err(db)?.to_ascii_lowercase(),
-                head: r.get(2).map_err(db)?,
-                replica: r.get(3).map_err(db)?,
-            });
+            each(ocfl_record_of(r)?);
         }
         Ok(())
+    }
+
+    /// What webaip recorded of the objects whose ids start with `start` (an id a long object
+    /// directory's name keeps only the start of), each row handed to `each` in id order.
+    pub(crate) fn each_ocfl_record_from(
+        &self,
+        start: &str,
+        each: &mut dyn FnMut(OcflRecord),
+    ) -> Result<(), StoreError> {
+        // Two ranges on the tables' primary keys, each read only while its ids start so.
+        for sql in [
+            "SELECT identifier, inventory_sha512, head, NULL FROM ocfl_inventory
+             WHERE identifier >= ?1 ORDER BY identifier",
+            "SELECT identifier, inventory_sha512, head, replica FROM ocfl_head
+             WHERE identifier >= ?1 ORDER BY identifier",
+        ] {
+            let mut st = self.conn.prepare_cached(sql).map_err(db)?;
+            let mut rows = st.query([start]).map_err(db)?;
+            while let Some(r) = rows.next().map_err(db)? {
+                let record = ocfl_record_of(r)?;
+                if !record.identifier.starts_with(start) {
+                    break;
+                }
+                each(record);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the database records any OCFL object, built or committed.
+    pub(crate) fn records_any_ocfl_object(&self) -> Result<bool, StoreError> {
+        let sql =
+            "SELECT EXISTS (SELECT 1 FROM ocfl_inventory) OR EXISTS (SELECT 1 FROM ocfl_head)";
+        self.conn.query_row(sql, [], |r| r.get(0)).map_err(db)
     }
 
     /// Records the OBJIDs a recorded package requires (added to what is recorded already).
@@ -985,4 +1033,14 @@ impl StateReader {
             .map_err(db)?;
         rows.collect::<Result<Vec<_>, _>>().map_err(db)
     }
+}
+
+/// An [`OcflRecord`] from a row of (identifier, inventory SHA-512, head, replica or NULL).
+fn ocfl_record_of(r: &rusqlite::Row<'_>) -> Result<OcflRecord, StoreError> {
+    Ok(OcflRecord {
+        identifier: r.get(0).map_err(db)?,
+        inventory_sha512: r.get::<_, String>(1).map_err(db)?.to_ascii_lowercase(),
+        head: r.get(2).map_err(db)?,
+        replica: r.get(3).map_err(db)?,
+    })
 }

@@ -146,19 +146,18 @@ pub(crate) fn read_head(r: &dyn Replica, id: &str) -> Result<Option<Head>, Store
 /// the layout puts objects that hold an inventory (an object that lost its declaration is
 /// still an object, reported and repaired as one, not a heap of stray files).
 pub(crate) fn object_dirs(listing: &[ListedObject]) -> BTreeSet<String> {
-    let declaration = format!("/{}", OBJECT_DECLARATION.0);
-    let inventory = format!("/{INVENTORY}");
-    let mut out = BTreeSet::new();
-    for o in listing {
-        if let Some(d) = o.key.strip_suffix(&declaration) {
-            out.insert(d.to_string());
-        } else if let Some(d) = o.key.strip_suffix(&inventory)
-            && d.matches('/').count() + 1 == OBJECT_DEPTH
-        {
-            out.insert(d.to_string());
-        }
-    }
-    out
+    listing.iter().filter_map(|o| object_dir_of(&o.key)).map(str::to_string).collect()
+}
+
+/// The object directory key `key` declares: the directory of an object's declaration, or of
+/// an inventory at an object's depth (an object that lost its declaration).
+pub(crate) fn object_dir_of(key: &str) -> Option<&str> {
+    let declared = key.strip_suffix(OBJECT_DECLARATION.0).and_then(|d| d.strip_suffix('/'));
+    let inventoried = || {
+        let d = key.strip_suffix(INVENTORY)?.strip_suffix('/')?;
+        (d.matches('/').count() + 1 == OBJECT_DEPTH).then_some(d)
+    };
+    declared.or_else(inventoried)
 }
 
 /// What a listed entry that cannot be a copy is found to be.

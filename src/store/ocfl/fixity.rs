@@ -10,10 +10,10 @@ use serde::{Deserialize, Serialize};
 
 use super::anchor::Anchors;
 use super::check::{
-    FindingKind, ObjectOnReplica, OcflFinding, check_object, in_a_root, object_dirs, of_the_root,
+    FindingKind, ObjectOnReplica, OcflFinding, check_object, in_a_root, object_dir_of, of_the_root,
     root_findings,
 };
-use super::layout::{ROOT_DECLARATION, object_path, root_files};
+use super::layout::{IdInDir, ROOT_DECLARATION, id_in_dir, object_path, root_files};
 use super::ops::{OcflCheckReport, compare_replicas};
 use super::requires::Checked;
 use crate::store::fixity::{
@@ -32,13 +32,12 @@ struct Found {
     findings: Vec<OcflFinding>,
 }
 
-/// What webaip recorded of each object, by object directory (each batch is compared with
-/// the records of its own objects only).
+/// What a run knows of the store before it checks a batch (the records of a batch's own
+/// objects are read with the batch: a store's records need not fit in memory).
 struct Records {
-    by_dir: BTreeMap<String, Vec<OcflRecord>>,
-    /// Objects the replicas held when the database first recorded one (see
-    /// [`Anchors::foreign`]).
-    predating: BTreeSet<String>,
+    /// Whether the database records any object at all (an object it does not know is then
+    /// foreign, unless it predates the records).
+    recorded_any: bool,
     /// How many replicas the store has: a majority is counted over all of them, checked or
     /// not.
     configured: usize,
@@ -46,21 +45,31 @@ struct Records {
     removing: BTreeMap<String, String>,
 }
 
-impl Records {
-    /// The records of `dirs`, and whether the database records any object at all (an object
-    /// it does not know is then foreign, unless it predates the records).
-    fn anchors(&self, dirs: &BTreeSet<&str>) -> Anchors {
+impl Store {
+    /// What the state database records of the objects in `dirs`: the inventories webaip
+    /// built and committed, and whether each predates the records (see [`Anchors::foreign`]).
+    fn batch_anchors(
+        &self,
+        dirs: &BTreeSet<&str>,
+        recorded_any: bool,
+    ) -> Result<Anchors, StoreError> {
+        let state = self.state();
         let mut a = Anchors::default();
         for d in dirs {
-            for r in self.by_dir.get(*d).into_iter().flatten() {
-                a.add(r.clone());
+            let mut add = |r: OcflRecord| {
+                if object_path(&r.identifier) == *d {
+                    a.add(r);
+                }
+            };
+            match id_in_dir(d) {
+                IdInDir::Whole(id) => state.each_ocfl_record(Some(&id), &mut add)?,
+                IdInDir::Start(start) => state.each_ocfl_record_from(&start, &mut add)?,
+                IdInDir::Unknown => {}
             }
-            if self.predating.contains(*d) {
-                a.add_predating(d.to_string());
-            }
+            state.each_ocfl_predating(Some(d), &mut |p| a.add_predating(p))?;
         }
-        a.set_recorded_any(!self.by_dir.is_empty());
-        a
+        a.set_recorded_any(recorded_any);
+        Ok(a)
     }
 }
 
@@ -80,21 +89,16 @@ impl Store {
         self.ocfl_roots("store check")?;
         let configured = self.replicas.len();
         let removing = self.removals()?;
-        let mut records =
-            Records { by_dir: BTreeMap::new(), predating: BTreeSet::new(), configured, removing };
-        let state = self.state();
-        state.each_ocfl_record(None, &mut |r| {
-            records.by_dir.entry(object_path(&r.identifier)).or_default().push(r)
-        })?;
-        state.each_ocfl_predating(None, &mut |d| {
-            records.predating.insert(d);
-        })?;
-        drop(state);
-        let session = self.ocfl_session(only, deep, schedule, &records)?;
+        let recorded_any = self.state().records_any_ocfl_object()?;
+        let records = Records { recorded_any, configured, removing };
+        let session = self.ocfl_session(only, deep, schedule)?;
         let deep = session.run.deep;
         let replicas = self.replicas_in(&session.scope);
         self.sweep(&session, &mut |batch| {
-            check_batch(&replicas, batch, deep, &session.pace, &records)
+            let dirs: BTreeSet<&str> = batch.iter().map(|p| p.object.as_str()).collect();
+            let anchors = self.batch_anchors(&dirs, records.recorded_any)?;
+            let run = BatchRun { deep, pace: &session.pace, records: &records, anchors: &anchors };
+            check_batch(&replicas, batch, &run)
         })?;
         let mut found = Found::default();
         if let Some(notes) = &session.run.notes {
@@ -135,7 +139,6 @@ impl Store {
         only: Option<&str>,
         deep: bool,
         schedule: &CheckSchedule,
-        records: &Records,
     ) -> Result<Session, StoreError> {
         if schedule.resume {
             let plan = Plan { layout: "ocfl", only, deep, notes: None };
@@ -147,7 +150,9 @@ impl Store {
         for r in self.replicas.iter().filter(|r| only.is_none_or(|o| o == r.name())) {
             survey_root(r.as_ref(), &mut dirs, &mut root);
         }
-        dirs.extend(records.by_dir.keys().cloned());
+        self.state().each_ocfl_record(None, &mut |r| {
+            dirs.insert(object_path(&r.identifier));
+        })?;
         let notes = serde_json::to_string(&root).unwrap_or_default();
         let plan = Plan { layout: "ocfl", only, deep, notes: Some(&notes) };
         let mut planned = Some(dirs);
@@ -158,9 +163,12 @@ impl Store {
     }
 }
 
-/// Lists replica `r` once: its object directories into `dirs`, what is wrong with the root
-/// itself (no declaration, files in no object, the replica unreadable) into `root`. The
-/// listing is dropped here; each object is listed again when it is checked.
+/// Lists replica `r` once, streaming: its object directories into `dirs`, what is wrong
+/// with the root itself (no declaration, files in no object, the replica unreadable) into
+/// `root`. Only entries no object found so far owns are held until the walk ends (in a sound
+/// root, none: an object's declaration sorts before its other files), so memory grows with
+/// the objects' directories and the strays, never with every file; each object is listed
+/// again when it is checked.
 fn survey_root(r: &dyn Replica, dirs: &mut BTreeSet<String>, root: &mut Vec<OcflFinding>) {
     let finding = |key: &str, kind, detail: String| OcflFinding {
         replica: r.name().into(),
@@ -169,25 +177,40 @@ fn survey_root(r: &dyn Replica, dirs: &mut BTreeSet<String>, root: &mut Vec<Ocfl
         kind,
         detail,
     };
-    let listing = match r.list("") {
-        Ok(l) => l,
-        Err(e) => {
-            root.push(finding("", FindingKind::Unreadable, e.to_string()));
-            return;
-        }
-    };
-    let here = object_dirs(&listing);
-    let declared = listing.iter().any(|o| o.key == ROOT_DECLARATION.0);
-    root.extend(root_findings(r, declared || !here.is_empty()));
     let root_files: Vec<String> = root_files().into_iter().map(|(n, _)| n).collect();
-    let in_use = declared || !here.is_empty();
-    for o in listing.iter().filter(|o| in_a_root(o, in_use) && !of_the_root(o, &root_files)) {
-        if super::check::owner(&here, &o.key).is_none() {
+    let mut declared = false;
+    let mut unowned = Vec::new();
+    let walked = r.each_listed("", &mut |o| {
+        declared |= o.key == ROOT_DECLARATION.0;
+        if let Some(d) = object_dir_of(&o.key) {
+            dirs.insert(d.to_string());
+        }
+        if !of_the_root(&o, &root_files) && super::check::owner(dirs, &o.key).is_none() {
+            unowned.push(o);
+        }
+        Ok(())
+    });
+    if let Err(e) = walked {
+        root.push(finding("", FindingKind::Unreadable, e.to_string()));
+        return;
+    }
+    let in_use = declared || !dirs.is_empty();
+    root.extend(root_findings(r, in_use));
+    for o in unowned.iter().filter(|o| in_a_root(o, in_use)) {
+        if super::check::owner(dirs, &o.key).is_none() {
             let (kind, detail) = super::check::stray_finding(o);
             root.push(finding(&o.key, kind, detail));
         }
     }
-    dirs.extend(here);
+}
+
+/// How a run checks each of its batches, and what it knows of the batch's objects.
+#[derive(Clone, Copy)]
+struct BatchRun<'a> {
+    deep: bool,
+    pace: &'a Pace,
+    records: &'a Records,
+    anchors: &'a Anchors,
 }
 
 /// Checks one batch of objects on every replica, then compares their copies. `None` when the
@@ -195,14 +218,12 @@ fn survey_root(r: &dyn Replica, dirs: &mut BTreeSet<String>, root: &mut Vec<Ocfl
 fn check_batch(
     replicas: &[&dyn Replica],
     batch: &[PlannedObject],
-    deep: bool,
-    pace: &Pace,
-    records: &Records,
+    run: &BatchRun,
 ) -> Result<Option<Batch>, StoreError> {
+    let BatchRun { deep, pace, records, anchors } = *run;
     let mut found = Found::default();
     let mut bytes = 0;
     let dirs: BTreeSet<&str> = batch.iter().map(|p| p.object.as_str()).collect();
-    let anchors = records.anchors(&dirs);
     for p in batch {
         for r in replicas {
             let listing = match listed(*r, &p.object) {
@@ -236,15 +257,14 @@ fn check_batch(
         s.provenance = s.inventory_sha512.as_deref().map(|h| anchors.provenance(&s.object, h));
     }
     let names: Vec<&str> = replicas.iter().map(|r| r.name()).collect();
-    let compared = compare_replicas(&names, records.configured, &found.seen, &anchors);
+    let compared = compare_replicas(&names, records.configured, &found.seen, anchors);
     found.findings.extend(in_batch(compared.findings, &dirs));
     let removing = &records.removing;
     super::remove::as_remains(&mut found.findings, &found.seen, &names, removing, Some(&dirs));
     found.objects = batch
         .iter()
         .filter(|p| {
-            found.seen.iter().any(|s| s.object == p.object)
-                || records.by_dir.contains_key(&p.object)
+            found.seen.iter().any(|s| s.object == p.object) || anchors.of(&p.object).is_some()
         })
         .count() as u64;
     let outcomes = outcomes(batch, &names, &found);

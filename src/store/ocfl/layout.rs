@@ -154,6 +154,56 @@ pub(crate) fn object_path(id: &str) -> String {
     out
 }
 
+/// What an object directory's name tells of the id whose object it would hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum IdInDir {
+    /// The whole id (the name kept it whole).
+    Whole(String),
+    /// How the id starts (a long id cut to [`MAX_ENCAPSULATION`] characters of its encoding).
+    Start(String),
+    /// Nothing: not a name [`object_path`] makes.
+    Unknown,
+}
+
+/// The id object directory `dir` holds, read back from its last segment (the inverse of
+/// [`object_path`]'s encoding; whether `dir` is that id's place is the caller's to compare).
+pub(crate) fn id_in_dir(dir: &str) -> IdInDir {
+    let name = dir.rsplit('/').next().unwrap_or(dir);
+    if name.len() <= MAX_ENCAPSULATION {
+        return match percent_decoded(name) {
+            Some(bytes) => String::from_utf8(bytes).map_or(IdInDir::Unknown, IdInDir::Whole),
+            None => IdInDir::Unknown,
+        };
+    }
+    let Some(start) = name.get(..MAX_ENCAPSULATION) else { return IdInDir::Unknown };
+    // The cut may fall inside an escape, or inside a character's bytes: both are dropped.
+    let start = match start.rfind('%') {
+        Some(i) if i + 3 > start.len() => &start[..i],
+        _ => start,
+    };
+    let Some(bytes) = percent_decoded(start) else { return IdInDir::Unknown };
+    let valid = match std::str::from_utf8(&bytes) {
+        Ok(s) => s.len(),
+        Err(e) => e.valid_up_to(),
+    };
+    IdInDir::Start(String::from_utf8_lossy(&bytes[..valid]).into_owned())
+}
+
+/// The bytes `%xx` escapes stand for; `None` when an escape is broken.
+fn percent_decoded(name: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(name.len());
+    let mut bytes = name.bytes();
+    while let Some(b) = bytes.next() {
+        if b != b'%' {
+            out.push(b);
+            continue;
+        }
+        let pair = [bytes.next()?, bytes.next()?];
+        out.push(u8::from_str_radix(std::str::from_utf8(&pair).ok()?, 16).ok()?);
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +218,21 @@ mod tests {
         let last = p.rsplit('/').next().unwrap();
         assert_eq!(last.len(), 100 + 1 + 64);
         assert!(!p.contains(".."));
+    }
+
+    /// Every id is read back from its directory: whole, or its start when cut.
+    #[test]
+    fn ids_are_read_back_from_their_directories() {
+        for id in ["object-01", "..hor/rib:le-$id", "urn:x:é/ü", "a%2fb"] {
+            assert_eq!(id_in_dir(&object_path(id)), IdInDir::Whole(id.into()), "{id}");
+        }
+        let long = format!("{}{}", "a".repeat(98), "é".repeat(40));
+        let IdInDir::Start(start) = id_in_dir(&object_path(&long)) else { panic!("not cut") };
+        assert!(long.starts_with(&start) && start.len() >= 98, "{start}");
+        let long = "abcdefghij".repeat(11);
+        assert_eq!(id_in_dir(&object_path(&long)), IdInDir::Start(long[..100].into()));
+        assert_eq!(id_in_dir("abc/def/012/%zz"), IdInDir::Unknown);
+        assert_eq!(id_in_dir("abc/def/012/%ff"), IdInDir::Unknown);
     }
 
     /// Each root file as webaip writes it is sound; absent, empty and cut short are webaip's

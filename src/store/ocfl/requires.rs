@@ -2,7 +2,7 @@
 //! the package's OBJID, warned of when not stored, and listed by `store check` when no
 //! checked replica holds the required package whole.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::check::{FindingKind, ObjectOnReplica, OcflFinding};
 use super::layout::object_path;
@@ -21,22 +21,41 @@ pub(crate) struct Checked<'a> {
     pub whole: bool,
 }
 
+/// Which object copies a check saw, and which of them it found something wrong with, by
+/// (replica, object directory): looked up once per dependency, so a store of many objects
+/// with many dependencies is not scanned once for each.
+struct SeenIndex<'a> {
+    seen: HashSet<(&'a str, &'a str)>,
+    faulty: HashSet<(&'a str, &'a str)>,
+    objects: HashSet<&'a str>,
+}
+
+impl<'a> SeenIndex<'a> {
+    fn of(checked: &Checked<'a>) -> SeenIndex<'a> {
+        let seen = checked.seen.iter().map(|s| (s.replica.as_str(), s.object.as_str())).collect();
+        let faulty = checked
+            .findings
+            .iter()
+            .filter(|f| f.kind != FindingKind::NotJudged)
+            .map(|f| (f.replica.as_str(), f.object.as_str()))
+            .collect();
+        let objects = checked.seen.iter().map(|s| s.object.as_str()).collect();
+        SeenIndex { seen, faulty, objects }
+    }
+}
+
 impl Checked<'_> {
     /// Whether this check looked at object directory `obj` on some replica (in a check of
     /// every object, one it did not see is on no replica).
-    fn judges(&self, obj: &str) -> bool {
-        self.whole || self.seen.iter().any(|s| s.object == obj)
+    fn judges(&self, index: &SeenIndex, obj: &str) -> bool {
+        self.whole || index.objects.contains(obj)
     }
 
     /// Whether some checked replica holds object directory `obj` with nothing found wrong.
-    fn whole_on_one(&self, obj: &str) -> bool {
+    fn whole_on_one(&self, index: &SeenIndex, obj: &str) -> bool {
         self.replicas.iter().any(|r| {
-            let on = |replica: &str, object: &str| replica == *r && object == obj;
-            self.seen.iter().any(|s| on(&s.replica, &s.object))
-                && !self
-                    .findings
-                    .iter()
-                    .any(|f| on(&f.replica, &f.object) && f.kind != FindingKind::NotJudged)
+            let copy = (*r, obj);
+            index.seen.contains(&copy) && !index.faulty.contains(&copy)
         })
     }
 }
@@ -123,13 +142,16 @@ impl Store {
         let recorded = self.state().ocfl_dependencies()?;
         let required: BTreeSet<String> = recorded.iter().map(|(_, r)| r.clone()).collect();
         let keeping = self.keeping_objects(&required)?;
+        let index = SeenIndex::of(checked);
         let mut out = Vec::new();
         for (package, requires) in recorded {
             let why = match &keeping[&requires] {
                 Keeping::Absent => "not in the store".to_string(),
                 // Not looked at in this run: neither missing nor vouched for.
-                Keeping::Object(object) if !checked.judges(&object_path(object)) => continue,
-                Keeping::Object(object) if !checked.whole_on_one(&object_path(object)) => {
+                Keeping::Object(object) if !checked.judges(&index, &object_path(object)) => {
+                    continue;
+                }
+                Keeping::Object(object) if !checked.whole_on_one(&index, &object_path(object)) => {
                     "no replica holds it whole (see the findings of its object)".to_string()
                 }
                 Keeping::Object(_) => continue,

@@ -51,12 +51,18 @@ def content(identifier, i, size):
     return (seed * (size // len(seed) + 1))[:size]
 
 
-def main():
+def store_arguments():
+    """The arguments of a simulated store (this one's and gen_store_ocfl.py's)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--objects", type=int, required=True)
     ap.add_argument("--files", type=int, default=2)
     ap.add_argument("--size", type=int, default=512)
+    return ap
+
+
+def main():
+    ap = store_arguments()
     ap.add_argument("--checked-at", default="2026-01-01T00:00:00+00:00",
                     help="the copies' last check, as a put records it")
     a = ap.parse_args()

@@ -10,12 +10,14 @@ usage: gen_store_ocfl.py OUT --objects N [--files K] [--size BYTES]
 Writes OUT/store.toml, OUT/state.sqlite and OUT/disk/. Prints one JSON line of what it made.
 """
 
-import argparse
 import hashlib
 import json
 import os
 import sqlite3
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_store import content, store_arguments  # noqa: E402
 
 EXTENSION = "0003-hash-and-id-n-tuple-storage-layout"
 CREATED = "2026-01-01T00:00:00Z"
@@ -70,8 +72,7 @@ def one_object(disk, identifier, files, size):
     obj = os.path.join(disk, object_path(identifier))
     manifest, state, made = {}, {}, 0
     for i in range(files):
-        seed = ("%s/%d\n" % (identifier, i)).encode()
-        body = (seed * (size // len(seed) + 1))[:size]
+        body = content(identifier, i, size)
         name = "f%d.bin" % i
         write(os.path.join(obj, "v1", "content", name), body)
         digest = hashlib.sha512(body).hexdigest()
@@ -94,12 +95,7 @@ def one_object(disk, identifier, files, size):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("out")
-    ap.add_argument("--objects", type=int, required=True)
-    ap.add_argument("--files", type=int, default=2)
-    ap.add_argument("--size", type=int, default=512)
-    a = ap.parse_args()
+    a = store_arguments().parse_args()
     os.makedirs(a.out, exist_ok=True)
     disk = os.path.join(a.out, "disk")
     db_path = os.path.join(a.out, "state.sqlite")

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""`store check` at scale: simulated stores of N small packages (bench/gen_store.py: two
-512-byte files each, one file system replica) checked by list and size, then deep (every copy
-hashed), then a 1 % sample; wall time, CPU time, peak RSS and the state database's size for
-each N, and the time per object (linear in N when it stays flat).
+"""`store check` at scale: simulated stores of N small packages (two 512-byte files each, one
+file system replica: bench/gen_store.py for the webaip layout, bench/gen_store_ocfl.py for an
+OCFL storage root) checked by list and size, then deep (every copy hashed), then a 1 %
+sample; wall time, CPU time, peak RSS and the state database's size for each N, and the time
+per object (linear in N when it stays flat).
 
-usage: store_fixity_bench.py --bin WEBAIP [--counts 10000,30000,100000] [--work DIR]
+usage: store_fixity_bench.py --bin WEBAIP [--layout webaip|ocfl] [--counts 10000,30000,100000]
+       [--work DIR]
 """
 import argparse
 import json
@@ -25,6 +27,7 @@ def db_size(path):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
+    ap.add_argument("--layout", choices=["webaip", "ocfl"], default="webaip")
     ap.add_argument("--counts", default="10000,30000,100000")
     ap.add_argument("--work", default=os.path.join(HERE, "work", "store-fixity"))
     a = ap.parse_args()
@@ -32,7 +35,8 @@ def main():
     for n in [int(c) for c in a.counts.split(",")]:
         out = os.path.join(a.work, str(n))
         shutil.rmtree(out, ignore_errors=True)
-        gen = subprocess.run([sys.executable, os.path.join(HERE, "gen_store.py"), out,
+        generator = "gen_store_ocfl.py" if a.layout == "ocfl" else "gen_store.py"
+        gen = subprocess.run([sys.executable, os.path.join(HERE, generator), out,
                               "--objects", str(n)], check=True, capture_output=True, text=True)
         made = json.loads(gen.stdout)
         cfg = os.path.join(out, "store.toml")
@@ -42,7 +46,7 @@ def main():
                              ("check --sample 1%", ["--sample", "1%"])]:
             cmd = ["taskset", "-c", "0,1", a.bin, "store", "--config", cfg, "--quiet", "check"]
             wall, cpu, rss = measured(cmd + extra)
-            rows.append({"objects": n, "files": made["files"], "command": label, "wall_s": wall,
+            rows.append({"layout": a.layout, "objects": n, "files": made["files"], "command": label, "wall_s": wall,
                          "cpu_s": cpu, "rss_mb": rss, "us_per_object": wall / n * 1e6,
                          "db_before_mb": before / 1e6, "db_after_mb": db_size(db) / 1e6})
             print("%7d objects  %-18s %7.2f s wall %7.2f s CPU %6.1f MB RSS %6.1f us/object  "
